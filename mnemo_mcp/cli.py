@@ -1,0 +1,195 @@
+"""Command line: `mnemo-mcp` (serve) and one subcommand per service operation.
+
+Imports stay light until a command runs, so `--help` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any, Sequence
+
+from . import __version__
+
+EPILOG = """\
+environment: every setting reads MNEMO_<NAME>, e.g. MNEMO_DB (database file),
+MNEMO_EMBED_MODEL (fastembed model name), MNEMO_LEARNING_RATE, MNEMO_QUALITY_BOOST.
+Run without a command to serve MCP over stdio."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mnemo-mcp",
+        description="A local MCP memory server that learns from outcomes.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"mnemo-mcp {__version__}")
+    p.add_argument("--db", help="database file (default: MNEMO_DB or the user data directory)")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("serve", help="serve MCP over stdio (the default)")
+
+    w = sub.add_parser("write", help="store a memory")
+    w.add_argument("content", help="memory text ('-' reads standard input)")
+    w.add_argument("-t", "--tag", action="append", default=[], help="a tag (repeatable)")
+    w.add_argument("--type", default="note", dest="memory_type", help="memory type (default: note)")
+    w.add_argument("--metadata", help="a JSON object")
+    w.add_argument("--domain", help="scope, e.g. a project name")
+
+    r = sub.add_parser("read", help="recall memories for a query")
+    r.add_argument("query")
+    r.add_argument("-k", "--top-k", type=int, default=5)
+    r.add_argument("-t", "--tag", action="append", default=None, help="only memories with this tag (repeatable)")
+    r.add_argument("--domain")
+    r.add_argument("--min-relevance", type=float)
+    r.add_argument("--include-archived", action="store_true")
+
+    f = sub.add_parser("feedback", help="report an outcome (-1.0 .. 1.0) for memories")
+    f.add_argument("outcome", type=float)
+    f.add_argument("memory_ids", nargs="+", metavar="ID")
+    f.add_argument("--read-id")
+    f.add_argument("--concept", action="append", dest="query_concepts", help="query concept (repeatable)")
+
+    ra = sub.add_parser("rate", help="thumbs up (1), neutral (0) or down (-1)")
+    ra.add_argument("memory_id")
+    ra.add_argument("rating", type=int, choices=(-1, 0, 1))
+    ra.add_argument("--reason")
+
+    q = sub.add_parser("quality", help="show a memory's quality score and history")
+    q.add_argument("memory_id")
+
+    sub.add_parser("stats", help="store statistics")
+
+    d = sub.add_parser("delete", help="erase a memory permanently")
+    d.add_argument("memory_id")
+
+    e = sub.add_parser("export", help="write every memory and its learned state as JSON lines")
+    e.add_argument("-o", "--output", help="file (default: standard output)")
+
+    i = sub.add_parser("import", help="load a JSON lines export")
+    i.add_argument("input", help="file ('-' reads standard input)")
+    return p
+
+
+def _settings(args: argparse.Namespace):
+    from .config import Settings
+
+    overrides: dict[str, Any] = {}
+    if args.db:
+        overrides["db"] = args.db
+    return Settings(**overrides)
+
+
+def _print(result: Any, as_json: bool, human) -> None:
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        human(result)
+
+
+def _human_read(r) -> None:
+    if not r.items:
+        print("no memories found")
+    for i, it in enumerate(r.items, start=1):
+        tags = f" [{', '.join(it.tags)}]" if it.tags else ""
+        print(f"{i}. {it.id[:12]} score={it.score:.3f} rel={it.relevance:.3f} val={it.valence:+.2f} q={it.quality:.2f}{tags}")
+        print("   " + it.content.replace("\n", "\n   "))
+    print(f"read_id: {r.read_id}")
+
+
+def _human_kv(r) -> None:
+    for k, v in r.model_dump(mode="json").items():
+        print(f"{k}: {json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .service import MemoryService
+
+    svc = MemoryService(_settings(args))
+    try:
+        cmd = args.command
+        if cmd == "write":
+            content = sys.stdin.read() if args.content == "-" else args.content
+            meta = json.loads(args.metadata) if args.metadata else None
+            _print(svc.write(content, args.tag, args.memory_type, meta, args.domain), args.json, _human_kv)
+        elif cmd == "read":
+            r = svc.read(args.query, args.top_k, args.tag, args.domain, args.min_relevance, args.include_archived)
+            _print(r, args.json, _human_read)
+        elif cmd == "feedback":
+            r = svc.feedback(args.memory_ids, args.outcome, args.read_id, args.query_concepts, source="cli")
+            _print(r, args.json, _human_kv)
+        elif cmd == "rate":
+            _print(svc.rate(args.memory_id, args.rating, args.reason), args.json, _human_kv)
+        elif cmd == "quality":
+            _print(svc.quality(args.memory_id), args.json, _human_kv)
+        elif cmd == "stats":
+            _print(svc.stats(), args.json, _human_kv)
+        elif cmd == "delete":
+            _print(svc.delete(args.memory_id), args.json, _human_kv)
+        elif cmd == "export":
+            out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+            try:
+                for rec in svc.export():
+                    out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            finally:
+                if out is not sys.stdout:
+                    out.close()
+        elif cmd == "import":
+            src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+            try:
+                records = (_json_line(line, n) for n, line in enumerate(src, start=1) if line.strip())
+                _print(svc.import_records(records), args.json, _human_kv)
+            finally:
+                if src is not sys.stdin:
+                    src.close()
+        return 0
+    finally:
+        svc.close()
+
+
+def _json_line(line: str, n: int) -> dict:
+    from .errors import InvalidInput
+
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InvalidInput(f"line {n} is not valid JSON: {err.msg}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mnemo-mcp: %(levelname)s %(message)s")
+    try:
+        if args.command in (None, "serve"):
+            from .server import serve
+
+            settings = _settings(args)
+            logging.getLogger().setLevel(settings.log_level.upper())
+            serve(settings)
+            return 0
+        return _run(args)
+    except KeyboardInterrupt:
+        return 130
+    except json.JSONDecodeError as err:
+        print(f"error: --metadata is not valid JSON: {err.msg}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        from pydantic import ValidationError
+
+        from .errors import MnemoError
+
+        if isinstance(err, MnemoError):
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        if isinstance(err, ValidationError):
+            print(f"error: invalid MNEMO_ setting: {err}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

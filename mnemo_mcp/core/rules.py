@@ -1,0 +1,169 @@
+"""Ranking and learning rules. Pure functions: no I/O, no clock, every input explicit.
+
+The score of a memory for a query is
+
+    score = relevance + global_weight * global_signal + context_weight * gate(relevance) * context
+
+- relevance in [0, 1]: calibrated similarity (semantic and lexical), the only term at cold start.
+- global_signal in [-1, 1]: the memory's own valence and quality, which follow it into every
+  query; kept small because a memory that misled one question may answer another.
+- context in [-1, 1]: what feedback taught about this kind of question and this memory (links
+  between the query's concepts and the memory), allowed to move the ranking strongly.
+- gate(relevance) = min(1, relevance / context_gate): a clearly unrelated memory cannot be lifted
+  far by anything it learned, so learning re-ranks plausible candidates instead of inventing them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+NEUTRAL_QUALITY = 0.5
+
+
+def clamp(x: float, lo: float, hi: float) -> float:
+    return lo if x < lo else hi if x > hi else x
+
+
+def delta_rule(value: float, outcome: float, rate: float) -> float:
+    """Rescorla-Wagner / Widrow-Hoff: move part of the way toward the outcome, stay in [-1, 1]."""
+    return clamp(value + rate * (outcome - value), -1.0, 1.0)
+
+
+def strengthen(weight: float, rate: float) -> float:
+    """Hebbian strengthening toward 1 with diminishing steps."""
+    return clamp(weight + rate * (1.0 - weight), 0.0, 1.0)
+
+
+# --- relevance -----------------------------------------------------------------------------
+
+
+def semantic_score(cosine: float | None, floor: float, ceil: float) -> float:
+    """Cosine similarity mapped linearly so `floor` -> 0 and `ceil` -> 1 (clipped)."""
+    if cosine is None or math.isnan(cosine):
+        return 0.0
+    return clamp((cosine - floor) / (ceil - floor), 0.0, 1.0)
+
+
+def lexical_score(bm25: float | None, idf_total: float) -> float:
+    """BM25 divided by the sum of the query terms' IDF (clipped).
+
+    A document holding every query term once, at average length, scores about 1; one holding
+    terms worth half the query's IDF about 0.5. This makes BM25 comparable across queries.
+    """
+    if bm25 is None or idf_total <= 0 or math.isnan(bm25):
+        return 0.0
+    return clamp(bm25 / idf_total, 0.0, 1.0)
+
+
+def fts5_idf(total_docs: int, docs_with_term: int) -> float:
+    """The IDF that SQLite FTS5's bm25() uses, so `lexical_score` divides like by like."""
+    idf = math.log((total_docs - docs_with_term + 0.5) / (docs_with_term + 0.5))
+    return idf if idf > 1e-6 else 1e-6
+
+
+def relevance(semantic: float, lexical: float, sem_weight: float) -> float:
+    return clamp(sem_weight * semantic + (1.0 - sem_weight) * lexical, 0.0, 1.0)
+
+
+# --- quality -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QualityWeights:
+    rating: float = 0.30
+    access: float = 0.30
+    ranking: float = 0.20
+    consolidation: float = 0.20
+
+
+ACCESS_SATURATION = 64  # accesses at which the access-frequency component reaches 1
+
+
+def rating_component(rating_sum: float, rating_count: int) -> float:
+    """Mean rating mapped to [0, 1], shrunk toward neutral by one pseudo-rating of 0."""
+    return clamp(0.5 + 0.5 * rating_sum / (rating_count + 1), 0.0, 1.0)
+
+
+def access_component(access_count: int) -> float:
+    """0.5 unused, rising on a log scale to 1 at ACCESS_SATURATION accesses."""
+    grow = math.log1p(max(access_count, 0)) / math.log1p(ACCESS_SATURATION)
+    return clamp(0.5 + 0.5 * grow, 0.0, 1.0)
+
+
+def ranking_component(reciprocal_rank_sum: float, retrievals: int) -> float:
+    """Mean reciprocal rank over the reads that returned the memory, with a neutral prior of 0.5."""
+    return clamp((0.5 + reciprocal_rank_sum) / (1 + retrievals), 0.0, 1.0)
+
+
+def quality_score(components: dict[str, float], weights: QualityWeights) -> float:
+    pairs = (
+        (components["user_rating"], weights.rating),
+        (components["access_frequency"], weights.access),
+        (components["retrieval_ranking"], weights.ranking),
+        (components["consolidation_score"], weights.consolidation),
+    )
+    total = sum(w for _, w in pairs)
+    return clamp(sum(c * w for c, w in pairs) / total, 0.0, 1.0)
+
+
+def quality_components(
+    *,
+    rating_sum: float,
+    rating_count: int,
+    access_count: int,
+    reciprocal_rank_sum: float,
+    retrievals: int,
+    consolidation: float = NEUTRAL_QUALITY,
+) -> dict[str, float]:
+    return {
+        "user_rating": rating_component(rating_sum, rating_count),
+        "access_frequency": access_component(access_count),
+        "retrieval_ranking": ranking_component(reciprocal_rank_sum, retrievals),
+        "consolidation_score": clamp(consolidation, 0.0, 1.0),
+    }
+
+
+# --- learned signals and the final score ---------------------------------------------------
+
+
+def evidence_confidence(explicit_signals: int) -> float:
+    """How far to trust quality in ranking: 0 with no ratings or feedback, 1/2 after one, ...
+
+    Quality also moves with plain reads (access frequency, retrieval rank); without this, reading
+    alone would feed back into the order (popular gets more popular) before anyone judged it.
+    """
+    n = max(explicit_signals, 0)
+    return n / (n + 1.0)
+
+
+def global_signal(valence: float, quality: float, explicit_signals: int) -> float:
+    """The memory's own learned standing in [-1, 1]: valence, plus confidence-weighted quality."""
+    q = 2.0 * (quality - NEUTRAL_QUALITY) * evidence_confidence(explicit_signals)
+    return clamp(0.5 * valence + 0.5 * q, -1.0, 1.0)
+
+
+def context_signal(link_values: list[float], query_concept_count: int) -> float:
+    """Mean over the query's concepts of what each taught about this memory (untaught = 0)."""
+    if query_concept_count <= 0 or not link_values:
+        return 0.0
+    return clamp(sum(link_values) / query_concept_count, -1.0, 1.0)
+
+
+def final_score(
+    relevance_value: float,
+    global_value: float,
+    context_value: float,
+    *,
+    global_weight: float,
+    context_weight: float,
+    context_gate: float,
+) -> float:
+    gate = min(1.0, relevance_value / context_gate) if context_gate > 0 else 1.0
+    return relevance_value + global_weight * global_value + context_weight * gate * context_value
+
+
+def max_lift(relevance_value: float, *, global_weight: float, context_weight: float, context_gate: float) -> float:
+    """The most the learned terms can add to (or take from) a memory of this relevance."""
+    gate = min(1.0, relevance_value / context_gate) if context_gate > 0 else 1.0
+    return global_weight + context_weight * gate

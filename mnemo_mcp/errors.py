@@ -1,0 +1,36 @@
+"""Errors that carry a message fit to show a user or a model: what went wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class MnemoError(Exception):
+    """Base class; the MCP server and the CLI show `str(err)` as it is."""
+
+
+class InvalidInput(MnemoError):
+    """An argument was rejected before anything changed."""
+
+
+class NotFound(MnemoError):
+    """No memory (or read) matches the given id."""
+
+
+class AmbiguousId(MnemoError):
+    """An id prefix matches several memories."""
+
+    def __init__(self, prefix: str, candidates: list[str]):
+        self.candidates = candidates
+        shown = ", ".join(candidates[:10])
+        more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
+        super().__init__(
+            f"id prefix {prefix!r} matches {len(candidates)} memories ({shown}{more}); "
+            "pass more characters of the id"
+        )
+
+
+class ModelMismatch(MnemoError):
+    """The database holds vectors from another embedding model than the configured one."""
+
+
+class EmbeddingUnavailable(MnemoError):
+    """The embedding model could not be loaded."""

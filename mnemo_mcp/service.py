@@ -1,0 +1,650 @@
+"""The one service API that every interface (MCP server, CLI) calls. No SQL here, no I/O but
+through the store and the embedder; `now` can be passed to every operation that stamps time."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from . import validate
+from .config import Settings
+from .core import rules
+from .core.text import content_id, extract_concepts, fts_match_expression, normalize_content, query_words
+from .embedding import Embedder, make_embedder
+from .errors import InvalidInput, NotFound
+from .models import (
+    DeleteResult,
+    FeedbackEvent,
+    FeedbackResult,
+    ImportResult,
+    MemoryItem,
+    QualityReport,
+    RateResult,
+    RatingEntry,
+    ReadResult,
+    StatsResult,
+    ValenceChange,
+    WriteResult,
+    preview,
+)
+from .storage.store import Store
+
+log = logging.getLogger(__name__)
+
+RATING_HISTORY_LIMIT = 20
+# Pairs per memory in one Hebbian step: query concepts x memory concepts, bounded so one call
+# stays a few hundred row writes at most.
+ASSOC_CONCEPTS = 8
+EXPORT_FORMAT = "mnemo-export"
+EXPORT_VERSION = 1
+
+
+def _iso(now: datetime) -> str:
+    return now.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def _r(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+@dataclass
+class Candidate:
+    rowid: int
+    cosine: float | None = None
+    bm25: float | None = None
+
+
+class MemoryService:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        self.settings = settings or Settings()
+        self.store = Store(self.settings.db, self.settings.busy_timeout_ms)
+        self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
+        # Name check now (cheap); the dimension is checked when the model has loaded.
+        self.store.check_model(self.embedder.name, None)
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self._bound = False
+        self._bind_lock = threading.Lock()
+        self.weights = rules.QualityWeights(
+            self.settings.quality_w_rating,
+            self.settings.quality_w_access,
+            self.settings.quality_w_ranking,
+            self.settings.quality_w_consolidation,
+        )
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- embedding ---------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Load the model and bind it to the database (call from a background thread)."""
+        try:
+            self._ensure_bound()
+        except Exception as err:
+            log.warning("warm-up failed: %s", err)
+
+    def _ensure_bound(self) -> None:
+        if self._bound:
+            return
+        with self._bind_lock:
+            if self._bound:
+                return
+            # Embedding a probe loads the model (surfacing load errors here) and gives its true size.
+            dim = len(self.embedder.embed_query("probe"))
+            self.store.bind_model(self.embedder.name, dim)
+            self._bound = True
+
+    def _embed_passages(self, texts: list[str]) -> np.ndarray:
+        self._ensure_bound()
+        return self.embedder.embed_passages(texts)
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        self._ensure_bound()
+        return self.embedder.embed_query(text)
+
+    # --- quality -----------------------------------------------------------------------
+
+    def _quality_fields(self, row: dict[str, Any]) -> tuple[float, dict[str, float]]:
+        meta = row["metadata"]
+        components = rules.quality_components(
+            rating_sum=float(meta.get("rating_sum", 0.0)),
+            rating_count=int(meta.get("rating_count", 0)),
+            access_count=row["access_count"],
+            reciprocal_rank_sum=row["reciprocal_rank_sum"],
+            retrievals=row["retrieval_count"],
+            consolidation=float(meta.get("quality_components", {}).get("consolidation_score", rules.NEUTRAL_QUALITY)),
+        )
+        return rules.quality_score(components, self.weights), components
+
+    def _refresh_quality(self, row: dict[str, Any]) -> float:
+        """Recompute quality into row['metadata'] and row['quality'] (caller persists)."""
+        quality, components = self._quality_fields(row)
+        row["metadata"]["quality_score"] = round(quality, 6)
+        row["metadata"]["quality_components"] = {k: round(v, 6) for k, v in components.items()}
+        row["quality"] = quality
+        return quality
+
+    # --- write -------------------------------------------------------------------------
+
+    def write(
+        self,
+        content: str,
+        tags: list[str] | None = None,
+        memory_type: str = "note",
+        metadata: dict[str, Any] | None = None,
+        domain: str | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> WriteResult:
+        s = self.settings
+        text = normalize_content(validate.content(content, s))
+        if not text:
+            raise InvalidInput("content is empty after trimming whitespace; pass some text")
+        tag_list = validate.tags(tags, s)
+        mtype = validate.memory_type(memory_type)
+        meta = validate.metadata(metadata, s)
+        dom = validate.domain(domain) or ""
+        mid = content_id(text)
+        stamp = _iso(now or self.clock())
+
+        with self.store.db.read():
+            existing = self.store.get(mid)
+        vector = None if existing else self._embed_passages([text])[0]
+        with self.store.db.write():
+            existing = self.store.get(mid)
+            if existing:
+                merged = existing["tags"] + [t for t in tag_list if t not in existing["tags"]]
+                if len(merged) > s.max_tags:
+                    raise InvalidInput(
+                        f"this memory already has {len(existing['tags'])} tags; adding these would make "
+                        f"{len(merged)}, over the limit of {s.max_tags}"
+                    )
+                new_meta = {**existing["metadata"], **meta}
+                if merged != existing["tags"] or new_meta != existing["metadata"]:
+                    self.store.update(mid, tags=merged, metadata=new_meta, updated_at=stamp)
+                return WriteResult(id=mid, created=False, concepts=existing["concepts"], tags=merged)
+            if vector is None:  # another process deleted it between our two looks
+                vector = self._embed_passages([text])[0]
+            concepts = extract_concepts(text)
+            row: dict[str, Any] = {
+                "id": mid,
+                "content": text,
+                "memory_type": mtype,
+                "domain": dom,
+                "tags": tag_list,
+                "metadata": dict(meta),
+                "concepts": concepts,
+                "valence": 0.0,
+                "access_count": 0,
+                "retrieval_count": 0,
+                "reciprocal_rank_sum": 0.0,
+                "created_at": stamp,
+                "updated_at": stamp,
+            }
+            self._refresh_quality(row)
+            self.store.insert(row, vector)
+        return WriteResult(id=mid, created=True, concepts=concepts, tags=tag_list)
+
+    # --- read --------------------------------------------------------------------------
+
+    def read(
+        self,
+        query: str,
+        top_k: int = 5,
+        tags: list[str] | None = None,
+        domain: str | None = None,
+        min_relevance: float | None = None,
+        include_archived: bool = False,
+        *,
+        now: datetime | None = None,
+        record: bool = True,
+    ) -> ReadResult:
+        s = self.settings
+        query = validate.text(query, "query", s.max_content_chars)
+        k = validate.top_k(top_k, s)
+        tag_filter = validate.tags(tags, s, what="tags filter") or None
+        dom = validate.domain(domain)
+        floor = None if min_relevance is None else validate.unit_number(min_relevance, "min_relevance", 0.0, 1.0)
+        if not isinstance(include_archived, bool):
+            raise InvalidInput("include_archived must be true or false")
+        q_concepts = extract_concepts(query)
+        qvec = self._embed_query(query)
+        ranked = self._rank(query, qvec, q_concepts, k, tag_filter, dom, include_archived)
+        if floor is not None:
+            ranked = [r for r in ranked if r[1] >= floor]
+        ranked = ranked[:k]
+
+        read_id = secrets.token_hex(8)
+        stamp = _iso(now or self.clock())
+        items: list[MemoryItem] = []
+        with self.store.db.write():
+            fresh = self.store.by_rowids([r[0]["rowid"] for r in ranked]) if record else {}
+            for rank, (row, rel, score) in enumerate(ranked, start=1):
+                if record:
+                    row = fresh.get(row["rowid"], row)
+                    row["access_count"] += 1
+                    row["retrieval_count"] += 1
+                    row["reciprocal_rank_sum"] += 1.0 / rank
+                    self._refresh_quality(row)
+                    self.store.update(
+                        row["id"],
+                        access_count=row["access_count"],
+                        retrieval_count=row["retrieval_count"],
+                        reciprocal_rank_sum=row["reciprocal_rank_sum"],
+                        last_accessed_at=stamp,
+                        quality=row["quality"],
+                        metadata=row["metadata"],
+                    )
+                items.append(self._item(row, rel, score))
+            if record:
+                self.store.record_read(
+                    {
+                        "id": read_id,
+                        "query": query,
+                        "query_concepts": q_concepts,
+                        "domain": dom,
+                        "results": [[it.id, i] for i, it in enumerate(items, start=1)],
+                        "created_at": stamp,
+                    },
+                    keep=s.read_log_limit,
+                )
+        return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items)
+
+    def _item(self, row: dict[str, Any], rel: float, score: float) -> MemoryItem:
+        return MemoryItem(
+            id=row["id"],
+            content=row["content"],
+            tags=row["tags"],
+            memory_type=row["memory_type"],
+            domain=row["domain"] or None,
+            relevance=_r(rel),
+            valence=_r(row["valence"]),
+            quality=_r(row["quality"]),
+            score=_r(score),
+            created_at=row["created_at"],
+            archived=row["archived"],
+        )
+
+    def _candidates(
+        self, query: str, qvec: np.ndarray, pool: int, tags: list[str] | None, domain: str | None, archived: bool
+    ) -> tuple[dict[int, Candidate], float]:
+        """Union of vector and keyword candidates, each with both scores filled in."""
+        st = self.store
+        words = query_words(query)
+        match = fts_match_expression(words)
+        tokens = list(dict.fromkeys(t for w in words for t in st.tokenize(w)))
+        cands: dict[int, Candidate] = {}
+        for rowid, cos in st.knn(qvec, pool, domain=domain, include_archived=archived, tags=tags):
+            cands[rowid] = Candidate(rowid, cosine=cos)
+        idf_total = 0.0
+        if match and tokens:
+            for rowid, bm in st.fts(match, pool, domain=domain, include_archived=archived, tags=tags):
+                cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
+            missing_bm = [c.rowid for c in cands.values() if c.bm25 is None]
+            if missing_bm:
+                for rowid, bm in st.fts(
+                    match, len(missing_bm), domain=domain, include_archived=archived, tags=tags, rowids=missing_bm
+                ):
+                    cands[rowid].bm25 = bm
+            total, counts = st.term_document_counts(tokens)
+            idf_total = sum(rules.fts5_idf(total, n) for n in counts.values())
+        missing_cos = [c.rowid for c in cands.values() if c.cosine is None]
+        for rowid, cos in st.cosines(qvec, missing_cos).items():
+            cands[rowid].cosine = cos
+        return cands, idf_total
+
+    def _rank(
+        self,
+        query: str,
+        qvec: np.ndarray,
+        q_concepts: list[str],
+        k: int,
+        tags: list[str] | None,
+        domain: str | None,
+        archived: bool,
+    ) -> list[tuple[dict[str, Any], float, float]]:
+        s = self.settings
+        pool = max(s.candidates, 2 * k)
+        with self.store.db.read():
+            cands, idf_total = self._candidates(query, qvec, pool, tags, domain, archived)
+            rows = self.store.by_rowids(cands)
+            cue_map = (
+                self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
+            )
+        out = []
+        for rowid, c in cands.items():
+            row = rows.get(rowid)
+            if row is None:
+                continue
+            rel = rules.relevance(
+                rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil),
+                rules.lexical_score(c.bm25, idf_total),
+                s.sem_weight,
+            )
+            score = rel
+            if s.boost_enabled:
+                explicit = row["feedback_count"] + int(row["metadata"].get("rating_count", 0))
+                g = rules.global_signal(row["valence"], row["quality"], explicit)
+                ctx = rules.context_signal(cue_map.get(row["id"], []), len(q_concepts))
+                score = rules.final_score(
+                    rel,
+                    g,
+                    ctx,
+                    global_weight=s.global_weight,
+                    context_weight=s.context_weight,
+                    context_gate=s.context_gate,
+                )
+            out.append((row, rel, score))
+        out.sort(key=lambda t: (-t[2], -t[1], t[0]["created_at"], t[0]["id"]))
+        return out
+
+    # --- feedback ----------------------------------------------------------------------
+
+    def _resolve_many(self, refs: list[str]) -> tuple[list[str], list[str]]:
+        found, missing = [], []
+        for ref in refs:
+            try:
+                mid = self.store.resolve(ref)
+            except NotFound:
+                missing.append(ref)
+                continue
+            if mid not in found:
+                found.append(mid)
+        return found, missing
+
+    def feedback(
+        self,
+        memory_ids: list[str],
+        outcome: float,
+        read_id: str | None = None,
+        query_concepts: list[str] | None = None,
+        *,
+        source: str = "memory_feedback",
+        now: datetime | None = None,
+    ) -> FeedbackResult:
+        s = self.settings
+        refs = validate.memory_refs(memory_ids)
+        value = validate.unit_number(outcome, "outcome", -1.0, 1.0)
+        concepts = validate.concepts(query_concepts)
+        if read_id is not None and (not isinstance(read_id, str) or not read_id.strip()):
+            raise InvalidInput("read_id must be the read_id string returned by memory_read")
+        stamp = _iso(now or self.clock())
+        updated: list[ValenceChange] = []
+        links = 0
+        cue_updates = 0
+        with self.store.db.write():
+            if read_id is not None:
+                read = self.store.get_read(read_id.strip())
+                if read is None:
+                    raise InvalidInput(
+                        f"no read has read_id {read_id[:40]!r} (only the last {s.read_log_limit} reads are kept); "
+                        "pass query_concepts instead, or omit read_id"
+                    )
+                if concepts is None:
+                    concepts = read["query_concepts"]
+            found, missing = self._resolve_many(refs)
+            if not found:
+                raise NotFound(f"none of the memory_ids exist: {', '.join(missing)}; nothing was changed")
+            for mid in found:
+                row = self.store.get(mid)
+                before = row["valence"]
+                after = rules.delta_rule(before, value, s.learning_rate)
+                meta = row["metadata"]
+                meta["last_outcome"] = round(value, 4)
+                meta["feedback_source"] = source
+                self.store.update(
+                    mid, valence=after, feedback_count=row["feedback_count"] + 1, metadata=meta, updated_at=stamp
+                )
+                self.store.add_feedback_event(
+                    {
+                        "memory_id": mid,
+                        "read_id": read_id,
+                        "outcome": value,
+                        "rate": s.learning_rate,
+                        "valence_before": before,
+                        "valence_after": after,
+                        "source": source,
+                        "created_at": stamp,
+                    }
+                )
+                updated.append(ValenceChange(id=mid, valence_before=_r(before, 6), valence_after=_r(after, 6)))
+                if concepts:
+                    cue_updates += self._teach_cues(mid, concepts, value, stamp)
+                    links += self._hebbian(concepts, row["concepts"], value, stamp)
+        return FeedbackResult(
+            updated=updated, not_found=missing, associations_strengthened=links, context_links_updated=cue_updates
+        )
+
+    def _teach_cues(self, memory_id: str, concepts: list[str], outcome: float, stamp: str) -> int:
+        for concept in concepts:
+            old = self.store.get_cue(memory_id, concept)
+            value, count = old if old else (0.0, 0)
+            self.store.put_cue(memory_id, concept, rules.delta_rule(value, outcome, self.settings.context_rate), count + 1, stamp)
+        return len(concepts)
+
+    def _hebbian(self, query_concepts: list[str], memory_concepts: list[str], outcome: float, stamp: str) -> int:
+        """Co-activation strengthens concept links; their valence follows the outcome."""
+        n = 0
+        for a in query_concepts[:ASSOC_CONCEPTS]:
+            for b in memory_concepts[:ASSOC_CONCEPTS]:
+                if a == b:
+                    continue
+                old = self.store.get_association(a, b)
+                weight, valence, count = old if old else (0.0, 0.0, 0)
+                self.store.put_association(
+                    a,
+                    b,
+                    rules.strengthen(weight, self.settings.association_rate),
+                    rules.delta_rule(valence, outcome, self.settings.association_rate),
+                    count + 1,
+                    stamp,
+                )
+                n += 1
+        return n
+
+    # --- ratings and quality -----------------------------------------------------------
+
+    def rate(self, memory_id: str, rating: int, reason: str | None = None, *, now: datetime | None = None) -> RateResult:
+        ref = validate.memory_ref(memory_id)
+        value = validate.rating(rating)
+        if reason is not None:
+            reason = validate.text(reason, "reason", 500, allow_empty=True).strip() or None
+        stamp = _iso(now or self.clock())
+        with self.store.db.write():
+            mid = self.store.resolve(ref)
+            row = self.store.get(mid)
+            meta = row["metadata"]
+            meta["user_rating"] = value
+            meta["outcome"] = {1: "positive", -1: "negative", 0: "neutral"}[value]
+            meta["feedback_source"] = "rate_memory"
+            meta["rating_sum"] = float(meta.get("rating_sum", 0.0)) + value
+            meta["rating_count"] = int(meta.get("rating_count", 0)) + 1
+            history = list(meta.get("rating_history", []))
+            history.append({"rating": value, "reason": reason, "at": stamp})
+            meta["rating_history"] = history[-RATING_HISTORY_LIMIT:]
+            quality = self._refresh_quality(row)
+            self.store.update(mid, metadata=meta, quality=quality, updated_at=stamp)
+        return RateResult(id=mid, user_rating=value, quality_score=_r(quality), rating_count=meta["rating_count"])
+
+    def quality(self, memory_id: str) -> QualityReport:
+        ref = validate.memory_ref(memory_id)
+        with self.store.db.read():
+            mid = self.store.resolve(ref)
+            row = self.store.get(mid)
+            events = self.store.feedback_events(mid, limit=10)
+        quality, components = self._quality_fields(row)
+        meta = row["metadata"]
+        return QualityReport(
+            id=mid,
+            content_preview=preview(row["content"]),
+            quality_score=_r(quality),
+            components={k: _r(v) for k, v in components.items()},
+            valence=_r(row["valence"]),
+            access_count=row["access_count"],
+            retrieval_count=row["retrieval_count"],
+            feedback_count=row["feedback_count"],
+            rating_count=int(meta.get("rating_count", 0)),
+            user_rating=meta.get("user_rating"),
+            rating_history=[RatingEntry(**h) for h in meta.get("rating_history", [])],
+            recent_feedback=[
+                FeedbackEvent(
+                    outcome=e["outcome"],
+                    valence_after=_r(e["valence_after"]),
+                    read_id=e["read_id"],
+                    source=e["source"],
+                    at=e["created_at"],
+                )
+                for e in events
+            ],
+            archived=row["archived"],
+        )
+
+    def stats(self) -> StatsResult:
+        with self.store.db.read():
+            st = self.store.stats()
+            bound = (self.store.get_meta("embedding_model"), self.store.get_meta("embedding_dim"))
+        return StatsResult(
+            total=st["total"],
+            archived=st["archived"],
+            avg_valence=_r(st["avg_valence"]),
+            avg_quality=_r(st["avg_quality"]),
+            quality_histogram=st["quality_histogram"],
+            by_type=st["by_type"],
+            by_domain={(k or "(none)"): v for k, v in st["by_domain"].items()},
+            feedback_events=st["feedback_events"],
+            associations=st["associations"],
+            db_size_bytes=st["db_size_bytes"],
+            embedding_model=bound[0] or self.embedder.name,
+            embedding_dim=int(bound[1]) if bound[1] else self.embedder.dim,
+        )
+
+    def delete(self, memory_id: str) -> DeleteResult:
+        ref = validate.memory_ref(memory_id)
+        with self.store.db.write():
+            mid = self.store.resolve(ref)
+            row = self.store.get(mid)
+            self.store.delete(mid)
+        return DeleteResult(id=mid, deleted=True, content_preview=preview(row["content"]))
+
+    # --- export / import ---------------------------------------------------------------
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Every memory with its learned state, then feedback events, links: one JSON object each."""
+        with self.store.db.read():
+            bound = self.store.bound_model()
+            memories = list(self.store.all_memories())
+            events = self.store.feedback_events()
+            assoc = self.store.associations()
+            cues = self.store.cues()
+        yield {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "embedding_model": bound[0] if bound else None}
+        for m in memories:
+            m = dict(m)
+            m.pop("rowid")
+            yield {"type": "memory", **m}
+        for e in events:
+            e = dict(e)
+            e.pop("seq")
+            yield {"type": "feedback_event", **e}
+        for a in assoc:
+            yield {"type": "association", **a}
+        for c in cues:
+            yield {"type": "cue", **c}
+
+    def import_records(self, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
+        """Load an export. Memories already present (same id) are kept as they are."""
+        added = skipped = n_events = n_assoc = n_cues = 0
+        pending: list[dict[str, Any]] = []
+        present: set[str] = set()
+
+        def flush() -> None:
+            nonlocal added
+            if not pending:
+                return
+            vectors = self._embed_passages([m["content"] for m in pending])
+            with self.store.db.write():
+                for m, v in zip(pending, vectors):
+                    if self.store.get(m["id"]) is None:
+                        self.store.insert(m, v)
+                        added += 1
+            pending.clear()
+
+        for lineno, rec in enumerate(records, start=1):
+            if not isinstance(rec, dict) or "type" not in rec:
+                raise InvalidInput(f"record {lineno}: expected a JSON object with a 'type' field")
+            kind = rec["type"]
+            if kind == "header":
+                if rec.get("format") != EXPORT_FORMAT:
+                    raise InvalidInput(f"record {lineno}: not a mnemo-mcp export (format {rec.get('format')!r})")
+                continue
+            if kind == "memory":
+                m = self._import_memory(rec, lineno)
+                with self.store.db.read():
+                    exists = self.store.get(m["id"]) is not None
+                if exists or m["id"] in present:
+                    skipped += 1
+                    continue
+                present.add(m["id"])
+                pending.append(m)
+                if len(pending) >= batch:
+                    flush()
+                continue
+            flush()  # links and events refer to memories: store those first
+            with self.store.db.write():
+                if kind == "feedback_event":
+                    self.store.add_feedback_event({k: rec.get(k) for k in (
+                        "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")})
+                    n_events += 1
+                elif kind == "association":
+                    self.store.put_association(rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"])
+                    n_assoc += 1
+                elif kind == "cue":
+                    self.store.put_cue(rec["memory_id"], rec["concept"], rec["value"], rec["count"], rec["updated_at"])
+                    n_cues += 1
+                else:
+                    raise InvalidInput(f"record {lineno}: unknown type {kind!r}")
+        flush()
+        return ImportResult(
+            memories_added=added, memories_skipped=skipped, feedback_events=n_events, associations=n_assoc, context_links=n_cues
+        )
+
+    def _import_memory(self, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
+        s = self.settings
+        try:
+            text = normalize_content(validate.content(rec["content"], s))
+            m = {
+                "id": rec["id"],
+                "content": text,
+                "memory_type": validate.memory_type(rec.get("memory_type", "note")),
+                "domain": validate.domain(rec.get("domain")) or "",
+                "tags": validate.tags(rec.get("tags", []), s),
+                "metadata": rec.get("metadata", {}) if isinstance(rec.get("metadata", {}), dict) else {},
+                "concepts": rec.get("concepts") or extract_concepts(text),
+            }
+            for key, default in (("valence", 0.0), ("quality", 0.5), ("reciprocal_rank_sum", 0.0)):
+                m[key] = float(rec.get(key, default))
+            for key in ("access_count", "retrieval_count", "feedback_count"):
+                m[key] = int(rec.get(key, 0))
+            m["archived"] = bool(rec.get("archived", False))
+            m["created_at"] = str(rec["created_at"])
+            m["updated_at"] = str(rec.get("updated_at", rec["created_at"]))
+            m["last_accessed_at"] = rec.get("last_accessed_at")
+        except KeyError as err:
+            raise InvalidInput(f"record {lineno}: memory is missing the field {err}") from None
+        except (TypeError, ValueError) as err:
+            raise InvalidInput(f"record {lineno}: {err}") from None
+        if content_id(text) != m["id"]:
+            raise InvalidInput(f"record {lineno}: id does not match the SHA-256 of its content; the export was altered")
+        json.dumps(m["metadata"])
+        return m

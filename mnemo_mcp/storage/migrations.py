@@ -1,0 +1,149 @@
+"""Numbered schema migrations, recorded in the database and applied in one transaction each.
+
+Never edit a released migration: add the next number. The vector table is not here: its
+dimension comes from the embedding model, so it is created when a model is first bound
+(`Store.bind_model`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import apsw
+
+from ..errors import MnemoError
+from .db import Database
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "initial schema",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            memory_type TEXT NOT NULL DEFAULT 'note',
+            domain TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            concepts TEXT NOT NULL DEFAULT '[]',
+            valence REAL NOT NULL DEFAULT 0.0,
+            quality REAL NOT NULL DEFAULT 0.5,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            retrieval_count INTEGER NOT NULL DEFAULT 0,
+            reciprocal_rank_sum REAL NOT NULL DEFAULT 0.0,
+            feedback_count INTEGER NOT NULL DEFAULT 0,
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_accessed_at TEXT
+        );
+        CREATE INDEX memories_domain ON memories(domain, archived);
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, tags, content='memories', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row');
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, content, tags)
+            VALUES ('delete', old.rowid, old.content, old.tags);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, content, tags)
+            VALUES ('delete', old.rowid, old.content, old.tags);
+            INSERT INTO memories_fts(rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+        END;
+
+        CREATE TABLE reads (
+            id TEXT PRIMARY KEY,
+            query TEXT NOT NULL,
+            query_concepts TEXT NOT NULL,
+            domain TEXT,
+            results TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX reads_created ON reads(created_at);
+
+        CREATE TABLE feedback_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL,
+            read_id TEXT,
+            outcome REAL NOT NULL,
+            rate REAL NOT NULL,
+            valence_before REAL NOT NULL,
+            valence_after REAL NOT NULL,
+            source TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX feedback_events_memory ON feedback_events(memory_id, seq);
+
+        -- concept <-> concept (Hebbian), a < b
+        CREATE TABLE associations (
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            weight REAL NOT NULL,
+            valence REAL NOT NULL,
+            count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (a, b)
+        ) WITHOUT ROWID;
+
+        -- query concept -> memory: what feedback taught about this kind of question
+        CREATE TABLE cues (
+            memory_id TEXT NOT NULL,
+            concept TEXT NOT NULL,
+            value REAL NOT NULL,
+            count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (memory_id, concept)
+        ) WITHOUT ROWID;
+        CREATE INDEX cues_concept ON cues(concept);
+        """,
+    ),
+]
+
+
+def current_version(conn: apsw.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return row[0] or 0
+
+
+def migrate(db: Database) -> int:
+    """Apply pending migrations; safe when several processes open a new file at once."""
+    latest = MIGRATIONS[-1][0]
+    with db.read() as conn:
+        found = current_version(conn)
+    if found > latest:
+        raise MnemoError(
+            f"the database {db.path} has schema version {found}, newer than this mnemo-mcp knows ({latest}); "
+            "upgrade mnemo-mcp (pip install -U mnemo-mcp)"
+        )
+    if found == latest:
+        return latest
+    with db.write() as conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        version = current_version(conn)
+        for number, name, sql in MIGRATIONS:
+            if number <= version:
+                continue
+            conn.execute(sql)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, datetime.now(timezone.utc).isoformat()),
+            )
+        return current_version(conn)

@@ -1,0 +1,404 @@
+"""All SQL lives here. The service calls these methods inside `db.write()` / `db.read()` blocks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import apsw
+import numpy as np
+
+from ..errors import AmbiguousId, ModelMismatch, NotFound
+from .db import Database
+from .migrations import migrate
+
+MEMORY_COLUMNS = (
+    "rowid",
+    "id",
+    "content",
+    "memory_type",
+    "domain",
+    "tags",
+    "metadata",
+    "concepts",
+    "valence",
+    "quality",
+    "access_count",
+    "retrieval_count",
+    "reciprocal_rank_sum",
+    "feedback_count",
+    "archived",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+)
+_JSON_COLUMNS = ("tags", "metadata", "concepts")
+_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
+MIN_PREFIX = 8
+
+
+def _row(values: tuple) -> dict[str, Any]:
+    row = dict(zip(MEMORY_COLUMNS, values))
+    for c in _JSON_COLUMNS:
+        row[c] = json.loads(row[c])
+    row["archived"] = bool(row["archived"])
+    return row
+
+
+def _vec(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _json_list(values: Iterable[Any]) -> str:
+    return json.dumps(list(values))
+
+
+class Store:
+    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
+        self.db = Database(path, busy_timeout_ms)
+        migrate(self.db)
+        self._tokenizer = self.db.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def conn(self) -> apsw.Connection:
+        return self.db.conn
+
+    # --- model binding -----------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def bound_model(self) -> tuple[str, int] | None:
+        with self.db.read():
+            name, dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
+        return (name, int(dim)) if name and dim else None
+
+    def check_model(self, name: str, dim: int | None = None) -> None:
+        """Refuse to mix vectors of two models (dim None: check the name only)."""
+        bound = self.bound_model()
+        if bound is None:
+            return
+        bound_name, bound_dim = bound
+        if bound_name != name or (dim is not None and bound_dim != dim):
+            shown = f"{name}" + (f" ({dim}-d)" if dim is not None else "")
+            raise ModelMismatch(
+                f"the database {self.db.path} holds vectors made by {bound_name} ({bound_dim}-d), "
+                f"but the configured embedding model is {shown}. Fix: set MNEMO_EMBED_MODEL={bound_name}, "
+                "or point MNEMO_DB at another file for the new model, or move the memories over with "
+                "`mnemo-mcp export` and `mnemo-mcp import` into a new database"
+            )
+
+    def bind_model(self, name: str, dim: int) -> None:
+        self.check_model(name, dim)
+        with self.db.write() as conn:
+            if self.get_meta("embedding_model") is None:
+                self.set_meta("embedding_model", name)
+                self.set_meta("embedding_dim", str(dim))
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0("
+                f"embedding float[{int(dim)}] distance_metric=cosine, archived integer, domain text)"
+            )
+
+    # --- memories ------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(_SELECT + " WHERE m.id = ?", (memory_id,)).fetchone()
+        return _row(row) if row else None
+
+    def resolve(self, id_or_prefix: str) -> str:
+        """A full id, or a unique prefix of at least MIN_PREFIX hex characters -> the full id."""
+        key = id_or_prefix.strip().lower()
+        if len(key) == 64:
+            if self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (key,)).fetchone():
+                return key
+            raise NotFound(f"no memory has id {key}; find ids with memory_read")
+        hits = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 51", (key, key + "g")
+            )
+        ]
+        if not hits:
+            raise NotFound(f"no memory id starts with {key!r}; find ids with memory_read")
+        if len(hits) > 1:
+            raise AmbiguousId(key, hits)
+        return hits[0]
+
+    def by_rowids(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        ids = list(rowids)
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            _SELECT + " WHERE m.rowid IN (SELECT value FROM json_each(?))", (_json_list(ids),)
+        )
+        return {r[0]: _row(r) for r in rows}
+
+    def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
+        cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
+        values = [json.dumps(row[c]) if c in _JSON_COLUMNS else row[c] for c in cols]
+        self.conn.execute(
+            f"INSERT INTO memories({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
+        )
+        rowid = self.conn.last_insert_rowid()
+        self.conn.execute(
+            "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (?, ?, ?, ?)",
+            (rowid, _vec(vector), int(row.get("archived", False)), row.get("domain", "")),
+        )
+        return rowid
+
+    def update(self, memory_id: str, **fields: Any) -> None:
+        if not fields:
+            return
+        sets = ", ".join(f"{c} = ?" for c in fields)
+        values = [json.dumps(v) if c in _JSON_COLUMNS else v for c, v in fields.items()]
+        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*values, memory_id))
+        if "archived" in fields or "domain" in fields:
+            self.conn.execute(
+                "UPDATE memory_vectors SET archived = m.archived, domain = m.domain "
+                "FROM (SELECT rowid, archived, domain FROM memories WHERE id = ?) AS m "
+                "WHERE memory_vectors.rowid = m.rowid",
+                (memory_id,),
+            )
+
+    def delete(self, memory_id: str) -> bool:
+        row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if not row:
+            return False
+        self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (row[0],))
+        self.conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+        self.conn.execute("DELETE FROM cues WHERE memory_id = ?", (memory_id,))
+        self.conn.execute("DELETE FROM feedback_events WHERE memory_id = ?", (memory_id,))
+        return True
+
+    def all_memories(self) -> Iterable[dict[str, Any]]:
+        for r in self.conn.execute(_SELECT + " ORDER BY m.rowid"):
+            yield _row(r)
+
+    # --- search --------------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[str]:
+        """Tokens exactly as the full-text index stores them (porter-stemmed, folded)."""
+        toks = self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
+        return [t[2] for t in toks]
+
+    def _allowed_rowids(self, domain: str | None, include_archived: bool, tags: list[str] | None) -> str:
+        """A SQL subquery of the rowids that pass the filters (empty string: no filter)."""
+        clauses = []
+        if domain is not None:
+            clauses.append("m.domain = :domain")
+        if not include_archived:
+            clauses.append("m.archived = 0")
+        if tags:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN (SELECT value FROM json_each(:tags)))")
+        if not clauses:
+            return ""
+        return "SELECT m.rowid FROM memories m WHERE " + " AND ".join(clauses)
+
+    def knn(
+        self, vector: np.ndarray, k: int, *, domain: str | None, include_archived: bool, tags: list[str] | None
+    ) -> list[tuple[int, float]]:
+        """Nearest memories by cosine distance; filters are applied inside the KNN query."""
+        params: dict[str, Any] = {"v": _vec(vector), "k": k, "domain": domain, "tags": _json_list(tags or [])}
+        where = ["embedding MATCH :v", "k = :k"]
+        if tags:
+            where.append("rowid IN (" + self._allowed_rowids(domain, include_archived, tags) + ")")
+        else:
+            if domain is not None:
+                where.append("domain = :domain")
+            if not include_archived:
+                where.append("archived = 0")
+        sql = "SELECT rowid, distance FROM memory_vectors WHERE " + " AND ".join(where)
+        return [(r, 1.0 - d) for r, d in self.conn.execute(sql, params)]
+
+    def cosines(self, vector: np.ndarray, rowids: Iterable[int]) -> dict[int, float]:
+        ids = list(rowids)
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT rowid, vec_distance_cosine(embedding, ?) FROM memory_vectors "
+            "WHERE rowid IN (SELECT value FROM json_each(?))",
+            (_vec(vector), _json_list(ids)),
+        )
+        return {r: 1.0 - d for r, d in rows}
+
+    def fts(
+        self,
+        match: str,
+        k: int,
+        *,
+        domain: str | None,
+        include_archived: bool,
+        tags: list[str] | None,
+        rowids: Iterable[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
+        params: dict[str, Any] = {"q": match, "k": k, "domain": domain, "tags": _json_list(tags or [])}
+        where = ["memories_fts MATCH :q"]
+        allowed = self._allowed_rowids(domain, include_archived, tags)
+        if allowed:
+            where.append(f"memories_fts.rowid IN ({allowed})")
+        if rowids is not None:
+            params["ids"] = _json_list(rowids)
+            where.append("memories_fts.rowid IN (SELECT value FROM json_each(:ids))")
+        sql = (
+            "SELECT memories_fts.rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE "
+            + " AND ".join(where)
+            + " ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT :k"
+        )
+        return list(self.conn.execute(sql, params))
+
+    def term_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
+        """(documents in the index, documents holding each token), for IDF."""
+        total = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        counts = dict(
+            self.conn.execute(
+                "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
+                (_json_list(tokens),),
+            )
+        )
+        return total, {t: counts.get(t, 0) for t in tokens}
+
+    # --- learning state ------------------------------------------------------------------
+
+    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, list[float]]:
+        if not memory_ids or not concepts:
+            return {}
+        out: dict[str, list[float]] = {}
+        rows = self.conn.execute(
+            "SELECT memory_id, value FROM cues WHERE memory_id IN (SELECT value FROM json_each(?)) "
+            "AND concept IN (SELECT value FROM json_each(?))",
+            (_json_list(memory_ids), _json_list(concepts)),
+        )
+        for mid, value in rows:
+            out.setdefault(mid, []).append(value)
+        return out
+
+    def get_cue(self, memory_id: str, concept: str) -> tuple[float, int] | None:
+        row = self.conn.execute(
+            "SELECT value, count FROM cues WHERE memory_id = ? AND concept = ?", (memory_id, concept)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def put_cue(self, memory_id: str, concept: str, value: float, count: int, now: str) -> None:
+        self.conn.execute(
+            "INSERT INTO cues(memory_id, concept, value, count, updated_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(memory_id, concept) DO UPDATE SET value = excluded.value, count = excluded.count, "
+            "updated_at = excluded.updated_at",
+            (memory_id, concept, value, count, now),
+        )
+
+    def get_association(self, a: str, b: str) -> tuple[float, float, int] | None:
+        a, b = min(a, b), max(a, b)
+        row = self.conn.execute(
+            "SELECT weight, valence, count FROM associations WHERE a = ? AND b = ?", (a, b)
+        ).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def put_association(self, a: str, b: str, weight: float, valence: float, count: int, now: str) -> None:
+        a, b = min(a, b), max(a, b)
+        self.conn.execute(
+            "INSERT INTO associations(a, b, weight, valence, count, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, valence = excluded.valence, "
+            "count = excluded.count, updated_at = excluded.updated_at",
+            (a, b, weight, valence, count, now),
+        )
+
+    def add_feedback_event(self, event: dict[str, Any]) -> None:
+        self.conn.execute(
+            "INSERT INTO feedback_events(memory_id, read_id, outcome, rate, valence_before, valence_after, "
+            "source, created_at) VALUES (:memory_id, :read_id, :outcome, :rate, :valence_before, "
+            ":valence_after, :source, :created_at)",
+            event,
+        )
+
+    def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        cols = ("seq", "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")
+        sql = f"SELECT {', '.join(cols)} FROM feedback_events"
+        params: list[Any] = []
+        if memory_id is not None:
+            sql += " WHERE memory_id = ?"
+            params.append(memory_id)
+        sql += " ORDER BY seq DESC" if limit else " ORDER BY seq"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [dict(zip(cols, r)) for r in self.conn.execute(sql, params)]
+
+    def associations(self) -> list[dict[str, Any]]:
+        cols = ("a", "b", "weight", "valence", "count", "updated_at")
+        return [dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM associations ORDER BY a, b")]
+
+    def cues(self) -> list[dict[str, Any]]:
+        cols = ("memory_id", "concept", "value", "count", "updated_at")
+        return [dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM cues ORDER BY memory_id, concept")]
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def record_read(self, read: dict[str, Any], keep: int) -> None:
+        self.conn.execute(
+            "INSERT INTO reads(id, query, query_concepts, domain, results, created_at) "
+            "VALUES (:id, :query, :query_concepts, :domain, :results, :created_at)",
+            {**read, "query_concepts": json.dumps(read["query_concepts"]), "results": json.dumps(read["results"])},
+        )
+        # Bounded log: drop the oldest reads beyond `keep` (cheap: the rowid order is insertion order).
+        self.conn.execute(
+            "DELETE FROM reads WHERE rowid <= (SELECT max(rowid) FROM reads) - ?", (keep,)
+        )
+
+    def get_read(self, read_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT id, query, query_concepts, domain, results, created_at FROM reads WHERE id = ?", (read_id,)
+        ).fetchone()
+        if not row:
+            return None
+        keys = ("id", "query", "query_concepts", "domain", "results", "created_at")
+        read = dict(zip(keys, row))
+        read["query_concepts"] = json.loads(read["query_concepts"])
+        read["results"] = json.loads(read["results"])
+        return read
+
+    # --- stats ---------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        c = self.conn
+        total, archived, avg_v, avg_q = c.execute(
+            "SELECT sum(archived = 0), sum(archived = 1), avg(CASE WHEN archived = 0 THEN valence END), "
+            "avg(CASE WHEN archived = 0 THEN quality END) FROM memories"
+        ).fetchone()
+        buckets = [0] * 10
+        for b, n in c.execute(
+            "SELECT min(CAST(quality * 10 AS INTEGER), 9), count(*) FROM memories WHERE archived = 0 GROUP BY 1"
+        ):
+            buckets[int(b)] = n
+        by_type = dict(c.execute("SELECT memory_type, count(*) FROM memories WHERE archived = 0 GROUP BY 1 ORDER BY 1"))
+        by_domain = dict(c.execute("SELECT domain, count(*) FROM memories WHERE archived = 0 GROUP BY 1 ORDER BY 1"))
+        events = c.execute("SELECT count(*) FROM feedback_events").fetchone()[0]
+        reads = c.execute("SELECT count(*) FROM reads").fetchone()[0]
+        links = c.execute("SELECT count(*) FROM associations").fetchone()[0]
+        cues = c.execute("SELECT count(*) FROM cues").fetchone()[0]
+        page_count = c.execute("PRAGMA page_count").fetchone()[0]
+        page_size = c.execute("PRAGMA page_size").fetchone()[0]
+        return {
+            "total": total or 0,
+            "archived": archived or 0,
+            "avg_valence": avg_v,
+            "avg_quality": avg_q,
+            "quality_histogram": buckets,
+            "by_type": by_type,
+            "by_domain": by_domain,
+            "feedback_events": events,
+            "reads_logged": reads,
+            "associations": links,
+            "cues": cues,
+            "db_size_bytes": page_count * page_size,
+        }
