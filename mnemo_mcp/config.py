@@ -59,7 +59,8 @@ class Settings(BaseSettings):
     context_rate: float = Field(0.6, gt=0.0, le=1.0, description="delta rule rate for query->memory links")
     global_weight: float = Field(0.1, ge=0.0, le=1.0, description="weight of valence and quality")
     context_weight: float = Field(1.0, ge=0.0, le=2.0, description="weight of query->memory links")
-    context_gate: float = Field(0.3, gt=0.0, le=1.0, description="relevance at which links act fully")
+    context_gate: float = Field(0.35, gt=0.0, le=1.0, description="relevance at which links act fully")
+    context_gate_floor: float = Field(0.1, ge=0.0, le=1.0, description="relevance below which links do nothing")
     association_rate: float = Field(0.2, gt=0.0, le=1.0, description="Hebbian rate for concept links")
 
     # Quality score weights (normalized to sum 1 when used)

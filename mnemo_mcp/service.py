@@ -345,6 +345,7 @@ class MemoryService:
                     global_weight=s.global_weight,
                     context_weight=s.context_weight,
                     context_gate=s.context_gate,
+                    context_gate_floor=s.context_gate_floor,
                 )
             out.append((row, rel, score))
         out.sort(key=lambda t: (-t[2], -t[1], t[0]["created_at"], t[0]["id"]))

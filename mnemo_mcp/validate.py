@@ -75,15 +75,14 @@ def tags(value: Any, s: Settings, *, what: str = "tags") -> list[str]:
 
 
 def memory_type(value: Any) -> str:
-    v = text(value, "memory_type", 64).strip()
-    return v
+    return text(value, "memory_type", 64).strip()
 
 
 def domain(value: Any) -> str | None:
     if value is None:
         return None
-    v = text(value, "domain", 200).strip()
-    return v
+    v = text(value, "domain", 200, allow_empty=True).strip()
+    return v or None
 
 
 def metadata(value: Any, s: Settings) -> dict[str, Any]:

@@ -9,8 +9,9 @@ The score of a memory for a query is
   query; kept small because a memory that misled one question may answer another.
 - context in [-1, 1]: what feedback taught about this kind of question and this memory (links
   between the query's concepts and the memory), allowed to move the ranking strongly.
-- gate(relevance) = min(1, relevance / context_gate): a clearly unrelated memory cannot be lifted
-  far by anything it learned, so learning re-ranks plausible candidates instead of inventing them.
+- gate(relevance) rises linearly from 0 at `context_gate_floor` to 1 at `context_gate`: a clearly
+  unrelated memory cannot be lifted far by anything it learned, so learning re-ranks plausible
+  candidates instead of inventing them.
 """
 
 from __future__ import annotations
@@ -150,6 +151,13 @@ def context_signal(link_values: list[float], query_concept_count: int) -> float:
     return clamp(sum(link_values) / query_concept_count, -1.0, 1.0)
 
 
+def relevance_gate(relevance_value: float, context_gate: float, context_gate_floor: float = 0.0) -> float:
+    """0 at or below `context_gate_floor`, rising linearly to 1 at `context_gate`."""
+    if context_gate <= context_gate_floor:
+        return 1.0 if relevance_value >= context_gate else 0.0
+    return clamp((relevance_value - context_gate_floor) / (context_gate - context_gate_floor), 0.0, 1.0)
+
+
 def final_score(
     relevance_value: float,
     global_value: float,
@@ -158,12 +166,19 @@ def final_score(
     global_weight: float,
     context_weight: float,
     context_gate: float,
+    context_gate_floor: float = 0.0,
 ) -> float:
-    gate = min(1.0, relevance_value / context_gate) if context_gate > 0 else 1.0
+    gate = relevance_gate(relevance_value, context_gate, context_gate_floor)
     return relevance_value + global_weight * global_value + context_weight * gate * context_value
 
 
-def max_lift(relevance_value: float, *, global_weight: float, context_weight: float, context_gate: float) -> float:
+def max_lift(
+    relevance_value: float,
+    *,
+    global_weight: float,
+    context_weight: float,
+    context_gate: float,
+    context_gate_floor: float = 0.0,
+) -> float:
     """The most the learned terms can add to (or take from) a memory of this relevance."""
-    gate = min(1.0, relevance_value / context_gate) if context_gate > 0 else 1.0
-    return global_weight + context_weight * gate
+    return global_weight + context_weight * relevance_gate(relevance_value, context_gate, context_gate_floor)

@@ -192,18 +192,19 @@ class Store:
         toks = self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
         return [t[2] for t in toks]
 
-    def _allowed_rowids(self, domain: str | None, include_archived: bool, tags: list[str] | None) -> str:
-        """A SQL subquery of the rowids that pass the filters (empty string: no filter)."""
+    @staticmethod
+    def _filters(domain: str | None, include_archived: bool, tags: list[str] | None) -> list[str]:
+        """SQL conditions on `memories m` for the read filters (named parameters :domain, :tags)."""
         clauses = []
         if domain is not None:
             clauses.append("m.domain = :domain")
         if not include_archived:
             clauses.append("m.archived = 0")
         if tags:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN (SELECT value FROM json_each(:tags)))")
-        if not clauses:
-            return ""
-        return "SELECT m.rowid FROM memories m WHERE " + " AND ".join(clauses)
+            clauses.append(
+                "EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN (SELECT value FROM json_each(:tags)))"
+            )
+        return clauses
 
     def knn(
         self, vector: np.ndarray, k: int, *, domain: str | None, include_archived: bool, tags: list[str] | None
@@ -212,7 +213,8 @@ class Store:
         params: dict[str, Any] = {"v": _vec(vector), "k": k, "domain": domain, "tags": _json_list(tags or [])}
         where = ["embedding MATCH :v", "k = :k"]
         if tags:
-            where.append("rowid IN (" + self._allowed_rowids(domain, include_archived, tags) + ")")
+            allowed = " AND ".join(self._filters(domain, include_archived, tags))
+            where.append(f"rowid IN (SELECT m.rowid FROM memories m WHERE {allowed})")
         else:
             if domain is not None:
                 where.append("domain = :domain")
@@ -244,17 +246,15 @@ class Store:
     ) -> list[tuple[int, float]]:
         """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
         params: dict[str, Any] = {"q": match, "k": k, "domain": domain, "tags": _json_list(tags or [])}
-        where = ["memories_fts MATCH :q"]
-        allowed = self._allowed_rowids(domain, include_archived, tags)
-        if allowed:
-            where.append(f"memories_fts.rowid IN ({allowed})")
+        # The full-text match drives the query and the filters are checked on the joined row:
+        # `rowid IN (filter subquery)` made SQLite rescan the filter per match (80 ms at 1k rows).
+        where = ["f.memories_fts MATCH :q", *self._filters(domain, include_archived, tags)]
         if rowids is not None:
             params["ids"] = _json_list(rowids)
-            where.append("memories_fts.rowid IN (SELECT value FROM json_each(:ids))")
+            where.append("f.rowid IN (SELECT value FROM json_each(:ids))")
         sql = (
-            "SELECT memories_fts.rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE "
-            + " AND ".join(where)
-            + " ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT :k"
+            "SELECT f.rowid, -bm25(f.memories_fts, 1.0, 0.5) AS score FROM memories_fts f "
+            "JOIN memories m ON m.rowid = f.rowid WHERE " + " AND ".join(where) + " ORDER BY score DESC LIMIT :k"
         )
         return list(self.conn.execute(sql, params))
 

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mnemo_mcp.config import Settings
+from mnemo_mcp.embedding import FastEmbedEmbedder, HashEmbedder
+from mnemo_mcp.service import MemoryService
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> FastEmbedEmbedder:
+    """The bundled default model, loaded once for the whole run."""
+    return FastEmbedEmbedder()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(db=tmp_path / "memory.db")
+
+
+@pytest.fixture
+def service(settings: Settings, real_embedder: FastEmbedEmbedder):
+    svc = MemoryService(settings, real_embedder)
+    yield svc
+    svc.close()
+
+
+@pytest.fixture
+def hash_service(settings: Settings):
+    svc = MemoryService(settings, HashEmbedder())
+    yield svc
+    svc.close()

@@ -1,0 +1,83 @@
+"""The command line: same operations as the tools, JSON output, clean errors, instant help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mnemo_mcp.cli import main
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    path = tmp_path / "cli.db"
+    monkeypatch.setenv("MNEMO_DB", str(path))
+    monkeypatch.setenv("MNEMO_EMBED_MODEL", "mnemo-hash-64")
+    return path
+
+
+def run_json(capsys, *argv):
+    assert main(["--json", *argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_help_does_not_import_the_model_or_the_mcp_sdk():
+    code = (
+        "import sys\n"
+        "from mnemo_mcp.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('fastembed', 'onnxruntime', 'mcp', 'numpy', 'apsw') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out
+    assert "write" in out and "feedback" in out
+
+
+def test_write_read_feedback_rate_quality_stats_delete(db, capsys):
+    w = run_json(capsys, "write", "Deploys go through the release branch.", "-t", "deploy")
+    assert w["created"] is True
+    r = run_json(capsys, "read", "release branch deploy", "-k", "3")
+    assert r["items"][0]["id"] == w["id"]
+    fb = run_json(capsys, "feedback", "0.5", w["id"][:8], "--read-id", r["read_id"])
+    assert fb["updated"][0]["valence_after"] > 0
+    rate = run_json(capsys, "rate", w["id"], "1", "--reason", "right")
+    assert rate["quality_score"] > 0.5
+    q = run_json(capsys, "quality", w["id"])
+    assert q["feedback_count"] == 1 and q["rating_count"] == 1
+    s = run_json(capsys, "stats")
+    assert s["total"] == 1
+    d = run_json(capsys, "delete", w["id"])
+    assert d["deleted"] is True
+    assert run_json(capsys, "stats")["total"] == 0
+
+
+def test_human_output_lists_results(db, capsys):
+    main(["write", "Use uv to manage Python versions."])
+    capsys.readouterr()
+    assert main(["read", "python versions"]) == 0
+    out = capsys.readouterr().out
+    assert "Use uv to manage Python versions." in out and "read_id:" in out
+
+
+def test_export_import_round_trip(db, tmp_path, capsys):
+    main(["write", "first exported memory", "-t", "a"])
+    main(["write", "second exported memory"])
+    dump = tmp_path / "dump.jsonl"
+    assert main(["export", "-o", str(dump)]) == 0
+    capsys.readouterr()
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert lines[0]["type"] == "header" and sum(rec["type"] == "memory" for rec in lines) == 2
+    res = run_json(capsys, "--db", str(tmp_path / "copy.db"), "import", str(dump))
+    assert res["memories_added"] == 2
+
+
+def test_errors_are_one_clean_line_with_nonzero_exit(db, capsys):
+    assert main(["feedback", "1.0", "not-an-id"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err and "prefix of at least 8" in err
+    assert main(["write", "x", "--metadata", "{bad"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err

@@ -1,0 +1,175 @@
+"""End to end through the MCP SDK's in-memory client: one test per tool, plus errors."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from mnemo_mcp.config import Settings
+from mnemo_mcp.embedding import HashEmbedder
+from mnemo_mcp.server import build_server
+from mnemo_mcp.service import MemoryService
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {
+    "memory_write",
+    "memory_read",
+    "memory_feedback",
+    "rate_memory",
+    "get_memory_quality",
+    "memory_stats",
+    "memory_delete",
+}
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def server(settings, real_embedder):
+    return build_server(settings, service_factory=lambda s: MemoryService(s, real_embedder))
+
+
+async def call(client, name, args=None):
+    r = await client.call_tool(name, args or {})
+    assert not r.is_error, r.content
+    return r.structured_content
+
+
+async def error_text(client, name, args):
+    r = await client.call_tool(name, args)
+    assert r.is_error
+    return " ".join(getattr(c, "text", "") for c in r.content)
+
+
+async def test_tools_are_listed_with_titles_annotations_and_output_schemas(server):
+    async with Client(server, mode="legacy") as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for t in tools.values():
+        assert t.title and t.description and t.annotations is not None and t.output_schema
+    assert tools["memory_delete"].annotations.destructive_hint is True
+    assert tools["memory_stats"].annotations.read_only_hint is True
+    assert tools["memory_write"].annotations.idempotent_hint is True
+
+
+async def test_memory_write_returns_id_created_and_concepts(server):
+    async with Client(server, mode="legacy") as c:
+        first = await call(c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["webhooks"]})
+        again = await call(c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["security"]})
+    assert len(first["id"]) == 64 and first["created"] is True
+    assert "signature" in first["concepts"]
+    assert again["id"] == first["id"] and again["created"] is False
+    assert again["tags"] == ["webhooks", "security"]
+
+
+async def test_memory_read_returns_ranked_items_and_read_id(server):
+    async with Client(server, mode="legacy") as c:
+        await call(c, "memory_write", {"content": "Retry the webhook three times, then drop it."})
+        await call(c, "memory_write", {"content": "Python virtualenvs live in .venv at the repo root."})
+        r = await call(c, "memory_read", {"query": "webhook retry", "top_k": 2})
+    assert r["read_id"] and r["query_concepts"] == ["webhook", "retry"]
+    assert r["items"][0]["content"].startswith("Retry the webhook")
+    keys = {"id", "content", "tags", "memory_type", "relevance", "valence", "quality", "score", "created_at"}
+    assert keys <= set(r["items"][0])
+    assert r["items"][0]["score"] >= r["items"][1]["score"]
+
+
+async def test_memory_feedback_moves_valence_and_reorders_the_same_read(server):
+    async with Client(server, mode="legacy") as c:
+        for text in (
+            "Retry the webhook three times, then drop it.",
+            "Retry with backoff and keep the dead letter.",
+            "Webhook signatures expire after five minutes.",
+        ):
+            await call(c, "memory_write", {"content": text})
+        r = await call(c, "memory_read", {"query": "webhook retry"})
+        backoff = next(it["id"] for it in r["items"] if "backoff" in it["content"])
+        fb = await call(
+            c,
+            "memory_feedback",
+            {"memory_ids": [backoff[:10]], "outcome": 1.0, "read_id": r["read_id"], "query_concepts": r["query_concepts"]},
+        )
+        again = await call(c, "memory_read", {"query": "webhook retry"})
+    assert fb["updated"][0]["id"] == backoff
+    assert fb["updated"][0]["valence_after"] > fb["updated"][0]["valence_before"] == 0
+    assert fb["associations_strengthened"] > 0 and fb["not_found"] == []
+    assert again["items"][0]["id"] == backoff
+
+
+async def test_rate_memory_changes_quality(server):
+    async with Client(server, mode="legacy") as c:
+        mid = (await call(c, "memory_write", {"content": "Run ruff before committing."}))["id"]
+        up = await call(c, "rate_memory", {"memory_id": mid, "rating": 1, "reason": "works"})
+    assert up == {"id": mid, "user_rating": 1, "quality_score": up["quality_score"], "rating_count": 1}
+    assert up["quality_score"] > 0.5
+
+
+async def test_get_memory_quality_reports_components_and_history(server):
+    async with Client(server, mode="legacy") as c:
+        mid = (await call(c, "memory_write", {"content": "Tests need the DATABASE_URL variable."}))["id"]
+        await call(c, "rate_memory", {"memory_id": mid, "rating": -1, "reason": "outdated"})
+        q = await call(c, "get_memory_quality", {"memory_id": mid[:8]})
+    assert q["id"] == mid and q["quality_score"] < 0.5
+    assert set(q["components"]) == {"user_rating", "access_frequency", "retrieval_ranking", "consolidation_score"}
+    assert q["rating_history"][0]["reason"] == "outdated"
+
+
+async def test_memory_stats_counts_live_memories(server):
+    async with Client(server, mode="legacy") as c:
+        await call(c, "memory_write", {"content": "one", "memory_type": "fact"})
+        await call(c, "memory_write", {"content": "two"})
+        s = await call(c, "memory_stats")
+    assert s["total"] == 2 and s["archived"] == 0
+    assert s["by_type"] == {"fact": 1, "note": 1}
+    assert sum(s["quality_histogram"]) == 2
+    assert s["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2" and s["embedding_dim"] == 384
+    assert s["db_size_bytes"] > 0
+
+
+async def test_memory_delete_erases_the_memory(server):
+    async with Client(server, mode="legacy") as c:
+        mid = (await call(c, "memory_write", {"content": "temporary note"}))["id"]
+        d = await call(c, "memory_delete", {"memory_id": mid})
+        s = await call(c, "memory_stats")
+        text = await error_text(c, "get_memory_quality", {"memory_id": mid})
+    assert d["deleted"] is True and d["id"] == mid
+    assert s["total"] == 0
+    assert "no memory" in text
+
+
+@pytest.mark.parametrize(
+    "name, args, fragment",
+    [
+        ("memory_write", {"content": ""}, "empty"),
+        ("memory_write", {"content": "x", "tags": ["y" * 65]}, "64"),
+        ("memory_read", {"query": "x", "top_k": 0}, "top_k"),
+        ("memory_read", {"query": "x", "top_k": 51}, "top_k"),
+        ("memory_feedback", {"memory_ids": ["abcdef0123"], "outcome": 2}, "outcome"),
+        ("memory_feedback", {"memory_ids": ["abcdef0123"], "outcome": 1}, "none of the memory_ids exist"),
+        ("memory_feedback", {"memory_ids": "nothex!", "outcome": 1}, "memory_ids"),
+        ("rate_memory", {"memory_id": "abcdef0123", "rating": 5}, "rating"),
+        ("rate_memory", {"memory_id": "xyz", "rating": 1}, "memory id"),
+        ("get_memory_quality", {"memory_id": "0123456789abcdef"}, "no memory"),
+    ],
+)
+async def test_bad_arguments_are_error_results_naming_the_problem(settings, name, args, fragment):
+    server = build_server(settings, service_factory=lambda s: MemoryService(s, HashEmbedder()))
+    async with Client(server, mode="legacy") as c:
+        await call(c, "memory_write", {"content": "a memory that must stay unchanged"})
+        before = await call(c, "memory_stats")
+        text = await error_text(c, name, args)
+        after = await call(c, "memory_stats")
+    assert fragment.lower() in text.lower()
+    assert before == after
+
+
+async def test_a_store_that_cannot_open_turns_every_tool_into_a_clear_error(tmp_path):
+    settings = Settings(db=tmp_path)  # a directory, not a file
+    server = build_server(settings, service_factory=lambda s: MemoryService(s, HashEmbedder()))
+    async with Client(server, mode="legacy") as c:
+        text = await error_text(c, "memory_stats", {})
+    assert "directory" in text and "MNEMO_DB" in text

@@ -1,0 +1,312 @@
+"""Observable behaviour of the service API with the real embedding model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from mnemo_mcp.config import Settings
+from mnemo_mcp.embedding import HashEmbedder
+from mnemo_mcp.errors import AmbiguousId, InvalidInput, ModelMismatch, NotFound
+from mnemo_mcp.service import MemoryService
+
+RETRY_DROP = "Retry the webhook three times, then drop it."
+RETRY_BACKOFF = "Retry with backoff and keep the dead letter."
+SIGNATURES = "Webhook signatures expire after five minutes."
+
+
+def _ids(result):
+    return [it.id for it in result.items]
+
+
+def _webhooks(svc):
+    return {c: svc.write(c).id for c in (RETRY_DROP, RETRY_BACKOFF, SIGNATURES)}
+
+
+def test_cold_start_order_is_relevance_order(service):
+    for text in (
+        RETRY_DROP,
+        RETRY_BACKOFF,
+        SIGNATURES,
+        "Use pytest fixtures to create temporary databases.",
+        "The staging cluster runs on Kubernetes 1.29.",
+    ):
+        service.write(text)
+    r = service.read("webhook retry policy", top_k=5)
+    rel = [it.relevance for it in r.items]
+    assert rel == sorted(rel, reverse=True)
+    assert [it.score for it in r.items] == rel
+    assert r.items[0].content == RETRY_DROP
+
+
+def test_webhook_feedback_with_read_id_puts_backoff_memory_first(service):
+    ids = _webhooks(service)
+    first = service.read("webhook retry")
+    assert first.items[0].id == ids[RETRY_DROP]
+    assert ids[RETRY_BACKOFF] in _ids(first)
+
+    fb = service.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=first.read_id, query_concepts=first.query_concepts)
+    step1 = fb.updated[0].valence_after - fb.updated[0].valence_before
+    again = service.read("webhook retry")
+    assert again.items[0].id == ids[RETRY_BACKOFF]
+    assert ids[RETRY_DROP] in _ids(again), "the other retry memory is still returned"
+
+    fb2 = service.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=again.read_id)
+    step2 = fb2.updated[0].valence_after - fb2.updated[0].valence_before
+    assert 0 < step2 < step1
+
+
+def test_feedback_teaches_similar_questions_not_unrelated_ones(service):
+    ids = _webhooks(service)
+    service.write("Database migrations run before the web server restarts.")
+    r = service.read("webhook retry")
+    service.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=r.read_id)
+    similar = service.read("how should a webhook retry")
+    assert similar.items[0].id == ids[RETRY_BACKOFF]
+    unrelated = service.read("when do database migrations run")
+    assert unrelated.items[0].content.startswith("Database migrations")
+
+
+def test_repeated_negative_feedback_ranks_below_equally_relevant_but_still_returned(service):
+    a = service.write("Use the staging database for integration tests.").id
+    b = service.write("Use the staging database for the integration tests.").id
+    r = service.read("staging database integration tests", top_k=2)
+    assert set(_ids(r)) == {a, b}
+    assert abs(r.items[0].relevance - r.items[1].relevance) < 0.05
+    top = r.items[0].id
+    other = b if top == a else a
+    for _ in range(3):
+        service.feedback([top], -1.0)
+    r2 = service.read("staging database integration tests", top_k=2)
+    assert _ids(r2) == [other, top]
+    assert r2.items[1].valence < 0
+
+
+def test_learned_signals_cannot_lift_unrelated_memory_above_near_exact_match(service):
+    exact = service.write("The deploy script lives in tools/deploy.sh and needs AWS_PROFILE set.").id
+    unrelated = service.write("Grandma's lemon cake needs three eggs and a cup of sugar.").id
+    query = "where is the deploy script and what does it need"
+    for _ in range(10):
+        r = service.read(query, top_k=2)
+        service.feedback([unrelated], 1.0, read_id=r.read_id)
+        service.rate(unrelated, 1)
+        service.feedback([exact], -1.0)
+    final = service.read(query, top_k=2)
+    assert final.items[0].id == exact
+    assert final.items[1].id == unrelated
+    assert final.items[1].valence > 0.9
+
+
+def test_quality_boost_off_gives_pure_relevance_order(tmp_path, real_embedder):
+    settings = Settings(db=tmp_path / "m.db", quality_boost=False)
+    svc = MemoryService(settings, real_embedder)
+    ids = _webhooks(svc)
+    r = svc.read("webhook retry")
+    svc.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=r.read_id)
+    svc.rate(ids[RETRY_BACKOFF], 1)
+    again = svc.read("webhook retry")
+    assert [it.score for it in again.items] == [it.relevance for it in again.items]
+    assert again.items[0].id == ids[RETRY_DROP]
+    svc.close()
+
+
+def test_thumbs_up_raises_quality_and_thumbs_down_lowers_it(hash_service):
+    a = hash_service.write("alpha memory").id
+    b = hash_service.write("beta memory").id
+    assert hash_service.quality(a).quality_score == 0.5
+    up = hash_service.rate(a, 1, reason="correct")
+    down = hash_service.rate(b, -1, reason="outdated")
+    assert up.quality_score > 0.5 > down.quality_score
+    assert up.rating_count == 1
+    report = hash_service.quality(a)
+    assert report.rating_history[0].reason == "correct"
+    assert report.components["user_rating"] > 0.5
+
+
+def test_rating_is_stored_in_metadata_json(hash_service):
+    mid = hash_service.write("gamma memory", metadata={"source": "test"}).id
+    hash_service.rate(mid, -1, reason="wrong")
+    with hash_service.store.db.read():
+        meta = hash_service.store.get(mid)["metadata"]
+    assert meta["source"] == "test"
+    assert meta["user_rating"] == -1
+    assert meta["outcome"] == "negative"
+    assert meta["feedback_source"] == "rate_memory"
+    assert meta["quality_score"] < 0.5
+    assert meta["rating_history"][-1]["reason"] == "wrong"
+
+
+def test_valence_quality_and_ratings_survive_restart(settings, real_embedder):
+    svc = MemoryService(settings, real_embedder)
+    ids = _webhooks(svc)
+    r = svc.read("webhook retry")
+    svc.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=r.read_id)
+    svc.rate(ids[RETRY_BACKOFF], 1)
+    order = _ids(svc.read("webhook retry", top_k=3))
+    before = svc.quality(ids[RETRY_BACKOFF])
+    svc.close()
+    svc2 = MemoryService(settings, real_embedder)
+    after = svc2.quality(ids[RETRY_BACKOFF])
+    assert after.valence == before.valence > 0
+    assert after.quality_score == before.quality_score > 0.5
+    assert after.rating_count == 1
+    assert _ids(svc2.read("webhook retry", top_k=3)) == order
+    svc2.close()
+
+
+def test_writing_same_content_returns_same_id_and_merges_tags(hash_service):
+    first = hash_service.write("Prefer ruff over flake8.", tags=["python"])
+    again = hash_service.write("  Prefer ruff over flake8.\r\n", tags=["lint", "python"])
+    assert first.created and not again.created
+    assert again.id == first.id == hashlib.sha256(b"Prefer ruff over flake8.").hexdigest()
+    assert again.tags == ["python", "lint"]
+    assert hash_service.stats().total == 1
+
+
+def test_write_extracts_concepts(hash_service):
+    r = hash_service.write("Retry webhooks with exponential backoff; webhooks time out after 30s.")
+    assert r.concepts[0] == "webhook"
+    assert "backoff" in r.concepts and "with" not in r.concepts
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"content": ""}, "empty"),
+        ({"content": "x" * 10_001}, "10000"),
+        ({"content": "ok", "tags": [f"t{i}" for i in range(21)]}, "limit is 20"),
+        ({"content": "ok", "tags": ["x" * 65]}, "limit is 64"),
+        ({"content": "ok", "tags": "python"}, "list of strings"),
+        ({"content": "ok", "metadata": {"blob": "x" * 20_000}}, "16384"),
+        ({"content": "ok", "metadata": {"quality_score": 1}}, "reserved"),
+        ({"content": "bad \x00 nul"}, "NUL"),
+        ({"content": "lone \ud800 surrogate"}, "surrogate"),
+    ],
+)
+def test_invalid_write_is_rejected_with_reason_and_changes_nothing(hash_service, kwargs, fragment):
+    with pytest.raises(InvalidInput, match=fragment):
+        hash_service.write(**kwargs)
+    assert hash_service.stats().total == 0
+
+
+@pytest.mark.parametrize("outcome", [float("nan"), float("inf"), 1.5, -2, "1", True])
+def test_invalid_outcome_is_an_error_and_changes_nothing(hash_service, outcome):
+    mid = hash_service.write("delta memory").id
+    with pytest.raises(InvalidInput, match="outcome"):
+        hash_service.feedback([mid], outcome)
+    assert hash_service.quality(mid).valence == 0
+    assert hash_service.stats().feedback_events == 0
+
+
+def test_feedback_with_only_unknown_ids_is_an_error_and_changes_nothing(hash_service):
+    mid = hash_service.write("epsilon memory").id
+    with pytest.raises(NotFound, match="nothing was changed"):
+        hash_service.feedback(["0" * 64, "deadbeef"], 1.0)
+    assert hash_service.quality(mid).valence == 0
+
+
+def test_feedback_with_partly_unknown_ids_updates_known_and_lists_rest(hash_service):
+    mid = hash_service.write("zeta memory").id
+    r = hash_service.feedback([mid[:10], "f" * 64], 0.5)
+    assert [u.id for u in r.updated] == [mid]
+    assert r.not_found == ["f" * 64]
+    assert hash_service.quality(mid).valence == pytest.approx(0.5 * hash_service.settings.learning_rate)
+
+
+def test_feedback_with_unknown_read_id_is_an_error(hash_service):
+    mid = hash_service.write("eta memory").id
+    with pytest.raises(InvalidInput, match="read_id"):
+        hash_service.feedback([mid], 1.0, read_id="nope")
+    assert hash_service.quality(mid).feedback_count == 0
+
+
+def test_ids_accept_unique_prefix_and_reject_ambiguous_one(hash_service):
+    # Find two contents whose ids share their first 8 hex characters? Too rare; share 1 instead and
+    # check that a short (ambiguous) prefix is refused as too short, and a longer one resolves.
+    mid = hash_service.write("theta memory").id
+    assert hash_service.quality(mid[:8]).id == mid
+    with pytest.raises(InvalidInput, match="at least 8"):
+        hash_service.quality(mid[:4])
+    ids = [hash_service.write(f"memory number {i}").id for i in range(300)]
+    by_prefix: dict[str, list[str]] = {}
+    for i in ids + [mid]:
+        by_prefix.setdefault(i[:2], []).append(i)
+    shared = next(p for p, group in by_prefix.items() if len(group) > 1)
+    # A two-character prefix is below the minimum; the store-level rule is what we test here.
+    with hash_service.store.db.read():
+        with pytest.raises(AmbiguousId) as err:
+            hash_service.store.resolve(shared)
+    assert all(c in str(err.value) for c in by_prefix[shared][:2])
+
+
+def test_read_filters_by_tags_and_domain(hash_service):
+    hash_service.write("alpha release notes", tags=["release"], domain="proj-a")
+    hash_service.write("alpha design notes", tags=["design"], domain="proj-a")
+    hash_service.write("alpha release notes for b", tags=["release"], domain="proj-b")
+    r = hash_service.read("alpha notes", tags=["release"], domain="proj-a", top_k=10)
+    assert [it.content for it in r.items] == ["alpha release notes"]
+    assert len(hash_service.read("alpha notes", top_k=10).items) == 3
+
+
+def test_min_relevance_is_applied_only_when_asked(hash_service):
+    hash_service.write("kappa lambda")
+    hash_service.write("completely different words here")
+    everything = hash_service.read("kappa lambda", top_k=10)
+    assert len(everything.items) == 2
+    strict = hash_service.read("kappa lambda", top_k=10, min_relevance=0.5)
+    assert [it.content for it in strict.items] == ["kappa lambda"]
+
+
+def test_each_read_is_recorded_with_ids_and_ranks(hash_service):
+    hash_service.write("mu nu xi")
+    hash_service.write("mu omicron")
+    r = hash_service.read("mu", top_k=2)
+    with hash_service.store.db.read():
+        logged = hash_service.store.get_read(r.read_id)
+    assert logged["results"] == [[it.id, i] for i, it in enumerate(r.items, start=1)]
+    assert logged["query_concepts"] == r.query_concepts
+
+
+def test_delete_erases_memory_and_its_learning(hash_service):
+    mid = hash_service.write("to be deleted").id
+    r = hash_service.read("deleted")
+    hash_service.feedback([mid], 1.0, read_id=r.read_id)
+    assert hash_service.delete(mid[:12]).deleted
+    assert hash_service.stats().total == 0
+    assert hash_service.stats().feedback_events == 0
+    with pytest.raises(NotFound):
+        hash_service.quality(mid)
+    assert hash_service.read("deleted").items == []
+
+
+def test_database_refuses_a_different_embedding_model(settings):
+    svc = MemoryService(settings, HashEmbedder(64))
+    svc.write("bound to the hash model")
+    svc.close()
+    with pytest.raises(ModelMismatch, match="MNEMO_EMBED_MODEL=mnemo-hash-64"):
+        MemoryService(settings, HashEmbedder(32))
+
+
+def test_export_then_import_reproduces_the_store(tmp_path):
+    src = MemoryService(Settings(db=tmp_path / "a.db"), HashEmbedder())
+    ids = [src.write(f"export memory {i}", tags=["x"], metadata={"i": i}).id for i in range(5)]
+    r = src.read("export memory")
+    src.feedback(ids[:2], 1.0, read_id=r.read_id)
+    src.rate(ids[3], -1, reason="meh")
+    dumped = [json.loads(json.dumps(rec)) for rec in src.export()]
+    dst = MemoryService(Settings(db=tmp_path / "b.db"), HashEmbedder())
+    result = dst.import_records(dumped)
+    assert result.memories_added == 5 and result.feedback_events == 2
+    assert [rec for rec in dst.export()] == dumped
+    assert dst.import_records(dumped).memories_skipped == 5
+    src.close()
+    dst.close()
+
+
+def test_import_rejects_tampered_content(hash_service):
+    rec = {"type": "memory", "id": "0" * 64, "content": "tampered", "created_at": "2026-01-01T00:00:00+00:00"}
+    with pytest.raises(InvalidInput, match="SHA-256"):
+        hash_service.import_records([rec])
+    assert hash_service.stats().total == 0

@@ -1,0 +1,82 @@
+"""The real `mnemo-mcp` command as a subprocess over stdio, through the official client."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mnemo_mcp.embedding import HashEmbedder
+from mnemo_mcp.server import build_server
+from mnemo_mcp.service import MemoryService
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _command() -> tuple[str, list[str]]:
+    exe = shutil.which("mnemo-mcp")
+    return (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
+
+
+@pytest.mark.slow
+async def test_stdio_server_write_read_feedback_read(tmp_path):
+    command, args = _command()
+    env = {"MNEMO_DB": str(tmp_path / "stdio.db"), "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    params = StdioServerParameters(command=command, args=args, env=env)
+    async with Client(params, mode="legacy") as c:
+        for text in (
+            "Retry the webhook three times, then drop it.",
+            "Retry with backoff and keep the dead letter.",
+            "Webhook signatures expire after five minutes.",
+        ):
+            w = await c.call_tool("memory_write", {"content": text})
+            assert not w.is_error, w.content
+        r = (await c.call_tool("memory_read", {"query": "webhook retry"})).structured_content
+        assert r["items"][0]["content"].startswith("Retry the webhook")
+        backoff = next(it["id"] for it in r["items"] if "backoff" in it["content"])
+        fb = await c.call_tool("memory_feedback", {"memory_ids": [backoff], "outcome": 1.0, "read_id": r["read_id"]})
+        assert not fb.is_error, fb.content
+        again = (await c.call_tool("memory_read", {"query": "webhook retry"})).structured_content
+        assert again["items"][0]["id"] == backoff
+    assert oct(os.stat(tmp_path / "stdio.db").st_mode & 0o777) == "0o600"
+
+
+class BlockingEmbedder(HashEmbedder):
+    """Stands for a model that takes long to load: nothing embeds until `release` is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = threading.Event()
+
+    def embed_query(self, text):
+        self.release.wait(timeout=60)
+        return super().embed_query(text)
+
+    def embed_passages(self, texts):
+        self.release.wait(timeout=60)
+        return super().embed_passages(texts)
+
+
+async def test_handshake_and_model_free_tools_do_not_wait_for_the_model(settings):
+    embedder = BlockingEmbedder()
+    server = build_server(settings, service_factory=lambda s: MemoryService(s, embedder))
+    try:
+        async with Client(server, mode="legacy") as c:
+            tools = await c.list_tools()
+            stats = await c.call_tool("memory_stats", {})
+            assert not embedder.release.is_set()
+            assert len(tools.tools) == 7 and stats.structured_content["total"] == 0
+            embedder.release.set()
+            w = await c.call_tool("memory_write", {"content": "written once the model is there"})
+            assert w.structured_content["created"] is True
+    finally:
+        embedder.release.set()
