@@ -3,7 +3,6 @@ through the store and the embedder; `now` can be passed to every operation that 
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -42,8 +41,6 @@ RATING_HISTORY_LIMIT = 20
 # Pairs per memory in one Hebbian step: query concepts x memory concepts, bounded so one call
 # stays a few hundred row writes at most.
 ASSOC_CONCEPTS = 8
-EXPORT_FORMAT = "mnemo-export"
-EXPORT_VERSION = 1
 
 
 def _iso(now: datetime) -> str:
@@ -227,40 +224,45 @@ class MemoryService:
         ranked = ranked[:k]
 
         read_id = secrets.token_hex(8)
+        if not record:
+            items = [self._item(row, rel, score) for row, rel, score in ranked]
+            return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items)
         stamp = _iso(now or self.clock())
-        items: list[MemoryItem] = []
+        items = []
         with self.store.db.write():
-            fresh = self.store.by_rowids([r[0]["rowid"] for r in ranked]) if record else {}
+            fresh = self.store.by_rowids([r[0]["rowid"] for r in ranked])
             for rank, (row, rel, score) in enumerate(ranked, start=1):
-                if record:
-                    row = fresh.get(row["rowid"], row)
-                    row["access_count"] += 1
-                    row["retrieval_count"] += 1
-                    row["reciprocal_rank_sum"] += 1.0 / rank
-                    self._refresh_quality(row)
-                    self.store.update(
-                        row["id"],
-                        access_count=row["access_count"],
-                        retrieval_count=row["retrieval_count"],
-                        reciprocal_rank_sum=row["reciprocal_rank_sum"],
-                        last_accessed_at=stamp,
-                        quality=row["quality"],
-                        metadata=row["metadata"],
-                    )
+                row = fresh.get(row["rowid"], row)
+                self._count_retrieval(row, rank, stamp)
                 items.append(self._item(row, rel, score))
-            if record:
-                self.store.record_read(
-                    {
-                        "id": read_id,
-                        "query": query,
-                        "query_concepts": q_concepts,
-                        "domain": dom,
-                        "results": [[it.id, i] for i, it in enumerate(items, start=1)],
-                        "created_at": stamp,
-                    },
-                    keep=s.read_log_limit,
-                )
+            self.store.record_read(
+                {
+                    "id": read_id,
+                    "query": query,
+                    "query_concepts": q_concepts,
+                    "domain": dom,
+                    "results": [[it.id, i] for i, it in enumerate(items, start=1)],
+                    "created_at": stamp,
+                },
+                keep=s.read_log_limit,
+            )
         return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items)
+
+    def _count_retrieval(self, row: dict[str, Any], rank: int, stamp: str) -> None:
+        """A read returned this memory at `rank`: update its usage and quality (inside a write)."""
+        row["access_count"] += 1
+        row["retrieval_count"] += 1
+        row["reciprocal_rank_sum"] += 1.0 / rank
+        self._refresh_quality(row)
+        self.store.update(
+            row["id"],
+            access_count=row["access_count"],
+            retrieval_count=row["retrieval_count"],
+            reciprocal_rank_sum=row["reciprocal_rank_sum"],
+            last_accessed_at=stamp,
+            quality=row["quality"],
+            metadata=row["metadata"],
+        )
 
     def _item(self, row: dict[str, Any], rel: float, score: float) -> MemoryItem:
         return MemoryItem(
@@ -539,113 +541,16 @@ class MemoryService:
             self.store.delete(mid)
         return DeleteResult(id=mid, deleted=True, content_preview=preview(row["content"]))
 
-    # --- export / import ---------------------------------------------------------------
+    # --- export / import (mnemo_mcp/backup.py) ---------------------------------------------
 
     def export(self) -> Iterator[dict[str, Any]]:
-        """Every memory with its learned state, then feedback events, links: one JSON object each."""
-        with self.store.db.read():
-            bound = self.store.bound_model()
-            memories = list(self.store.all_memories())
-            events = self.store.feedback_events()
-            assoc = self.store.associations()
-            cues = self.store.cues()
-        yield {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "embedding_model": bound[0] if bound else None}
-        for m in memories:
-            m = dict(m)
-            m.pop("rowid")
-            yield {"type": "memory", **m}
-        for e in events:
-            e = dict(e)
-            e.pop("seq")
-            yield {"type": "feedback_event", **e}
-        for a in assoc:
-            yield {"type": "association", **a}
-        for c in cues:
-            yield {"type": "cue", **c}
+        """Every memory with its learned state, then feedback events and links: JSON objects."""
+        from .backup import export_records
+
+        return export_records(self)
 
     def import_records(self, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
-        """Load an export. Memories already present (same id) are kept as they are."""
-        added = skipped = n_events = n_assoc = n_cues = 0
-        pending: list[dict[str, Any]] = []
-        present: set[str] = set()
+        """Load an export; memories already present (same id) are kept as they are."""
+        from .backup import import_records
 
-        def flush() -> None:
-            nonlocal added
-            if not pending:
-                return
-            vectors = self._embed_passages([m["content"] for m in pending])
-            with self.store.db.write():
-                for m, v in zip(pending, vectors):
-                    if self.store.get(m["id"]) is None:
-                        self.store.insert(m, v)
-                        added += 1
-            pending.clear()
-
-        for lineno, rec in enumerate(records, start=1):
-            if not isinstance(rec, dict) or "type" not in rec:
-                raise InvalidInput(f"record {lineno}: expected a JSON object with a 'type' field")
-            kind = rec["type"]
-            if kind == "header":
-                if rec.get("format") != EXPORT_FORMAT:
-                    raise InvalidInput(f"record {lineno}: not a mnemo-mcp export (format {rec.get('format')!r})")
-                continue
-            if kind == "memory":
-                m = self._import_memory(rec, lineno)
-                with self.store.db.read():
-                    exists = self.store.get(m["id"]) is not None
-                if exists or m["id"] in present:
-                    skipped += 1
-                    continue
-                present.add(m["id"])
-                pending.append(m)
-                if len(pending) >= batch:
-                    flush()
-                continue
-            flush()  # links and events refer to memories: store those first
-            with self.store.db.write():
-                if kind == "feedback_event":
-                    self.store.add_feedback_event({k: rec.get(k) for k in (
-                        "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")})
-                    n_events += 1
-                elif kind == "association":
-                    self.store.put_association(rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"])
-                    n_assoc += 1
-                elif kind == "cue":
-                    self.store.put_cue(rec["memory_id"], rec["concept"], rec["value"], rec["count"], rec["updated_at"])
-                    n_cues += 1
-                else:
-                    raise InvalidInput(f"record {lineno}: unknown type {kind!r}")
-        flush()
-        return ImportResult(
-            memories_added=added, memories_skipped=skipped, feedback_events=n_events, associations=n_assoc, context_links=n_cues
-        )
-
-    def _import_memory(self, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
-        s = self.settings
-        try:
-            text = normalize_content(validate.content(rec["content"], s))
-            m = {
-                "id": rec["id"],
-                "content": text,
-                "memory_type": validate.memory_type(rec.get("memory_type", "note")),
-                "domain": validate.domain(rec.get("domain")) or "",
-                "tags": validate.tags(rec.get("tags", []), s),
-                "metadata": rec.get("metadata", {}) if isinstance(rec.get("metadata", {}), dict) else {},
-                "concepts": rec.get("concepts") or extract_concepts(text),
-            }
-            for key, default in (("valence", 0.0), ("quality", 0.5), ("reciprocal_rank_sum", 0.0)):
-                m[key] = float(rec.get(key, default))
-            for key in ("access_count", "retrieval_count", "feedback_count"):
-                m[key] = int(rec.get(key, 0))
-            m["archived"] = bool(rec.get("archived", False))
-            m["created_at"] = str(rec["created_at"])
-            m["updated_at"] = str(rec.get("updated_at", rec["created_at"]))
-            m["last_accessed_at"] = rec.get("last_accessed_at")
-        except KeyError as err:
-            raise InvalidInput(f"record {lineno}: memory is missing the field {err}") from None
-        except (TypeError, ValueError) as err:
-            raise InvalidInput(f"record {lineno}: {err}") from None
-        if content_id(text) != m["id"]:
-            raise InvalidInput(f"record {lineno}: id does not match the SHA-256 of its content; the export was altered")
-        json.dumps(m["metadata"])
-        return m
+        return import_records(self, records, batch)

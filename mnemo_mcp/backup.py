@@ -1,0 +1,128 @@
+"""Export and import: the whole store as JSON objects (one per line in files), model-independent
+(no vectors: import re-embeds), so a store can move to another file or another model."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from . import validate
+from .core.text import content_id, extract_concepts, normalize_content
+from .errors import InvalidInput
+from .models import ImportResult
+
+if TYPE_CHECKING:
+    from .service import MemoryService
+
+EXPORT_FORMAT = "mnemo-export"
+EXPORT_VERSION = 1
+
+
+def export_records(svc: MemoryService) -> Iterator[dict[str, Any]]:
+    """Every memory with its learned state, then feedback events, links: one JSON object each."""
+    with svc.store.db.read():
+        bound = svc.store.bound_model()
+        memories = list(svc.store.all_memories())
+        events = svc.store.feedback_events()
+        assoc = svc.store.associations()
+        cues = svc.store.cues()
+    yield {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "embedding_model": bound[0] if bound else None}
+    for m in memories:
+        m = dict(m)
+        m.pop("rowid")
+        yield {"type": "memory", **m}
+    for e in events:
+        e = dict(e)
+        e.pop("seq")
+        yield {"type": "feedback_event", **e}
+    for a in assoc:
+        yield {"type": "association", **a}
+    for c in cues:
+        yield {"type": "cue", **c}
+
+def import_records(svc: MemoryService, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
+    """Load an export. Memories already present (same id) are kept as they are."""
+    added = skipped = n_events = n_assoc = n_cues = 0
+    pending: list[dict[str, Any]] = []
+    present: set[str] = set()
+
+    def flush() -> None:
+        nonlocal added
+        if not pending:
+            return
+        vectors = svc._embed_passages([m["content"] for m in pending])
+        with svc.store.db.write():
+            for m, v in zip(pending, vectors):
+                if svc.store.get(m["id"]) is None:
+                    svc.store.insert(m, v)
+                    added += 1
+        pending.clear()
+
+    for lineno, rec in enumerate(records, start=1):
+        if not isinstance(rec, dict) or "type" not in rec:
+            raise InvalidInput(f"record {lineno}: expected a JSON object with a 'type' field")
+        kind = rec["type"]
+        if kind == "header":
+            if rec.get("format") != EXPORT_FORMAT:
+                raise InvalidInput(f"record {lineno}: not a mnemo-mcp export (format {rec.get('format')!r})")
+            continue
+        if kind == "memory":
+            m = _import_memory(svc, rec, lineno)
+            with svc.store.db.read():
+                exists = svc.store.get(m["id"]) is not None
+            if exists or m["id"] in present:
+                skipped += 1
+                continue
+            present.add(m["id"])
+            pending.append(m)
+            if len(pending) >= batch:
+                flush()
+            continue
+        flush()  # links and events refer to memories: store those first
+        with svc.store.db.write():
+            if kind == "feedback_event":
+                svc.store.add_feedback_event({k: rec.get(k) for k in (
+                    "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")})
+                n_events += 1
+            elif kind == "association":
+                svc.store.put_association(rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"])
+                n_assoc += 1
+            elif kind == "cue":
+                svc.store.put_cue(rec["memory_id"], rec["concept"], rec["value"], rec["count"], rec["updated_at"])
+                n_cues += 1
+            else:
+                raise InvalidInput(f"record {lineno}: unknown type {kind!r}")
+    flush()
+    return ImportResult(
+        memories_added=added, memories_skipped=skipped, feedback_events=n_events, associations=n_assoc, context_links=n_cues
+    )
+
+def _import_memory(svc: MemoryService, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
+    s = svc.settings
+    try:
+        text = normalize_content(validate.content(rec["content"], s))
+        m = {
+            "id": rec["id"],
+            "content": text,
+            "memory_type": validate.memory_type(rec.get("memory_type", "note")),
+            "domain": validate.domain(rec.get("domain")) or "",
+            "tags": validate.tags(rec.get("tags", []), s),
+            "metadata": rec.get("metadata", {}) if isinstance(rec.get("metadata", {}), dict) else {},
+            "concepts": rec.get("concepts") or extract_concepts(text),
+        }
+        for key, default in (("valence", 0.0), ("quality", 0.5), ("reciprocal_rank_sum", 0.0)):
+            m[key] = float(rec.get(key, default))
+        for key in ("access_count", "retrieval_count", "feedback_count"):
+            m[key] = int(rec.get(key, 0))
+        m["archived"] = bool(rec.get("archived", False))
+        m["created_at"] = str(rec["created_at"])
+        m["updated_at"] = str(rec.get("updated_at", rec["created_at"]))
+        m["last_accessed_at"] = rec.get("last_accessed_at")
+    except KeyError as err:
+        raise InvalidInput(f"record {lineno}: memory is missing the field {err}") from None
+    except (TypeError, ValueError) as err:
+        raise InvalidInput(f"record {lineno}: {err}") from None
+    if content_id(text) != m["id"]:
+        raise InvalidInput(f"record {lineno}: id does not match the SHA-256 of its content; the export was altered")
+    json.dumps(m["metadata"])
+    return m
