@@ -223,22 +223,23 @@ def test_feedback_with_unknown_read_id_is_an_error(hash_service):
 
 
 def test_ids_accept_unique_prefix_and_reject_ambiguous_one(hash_service):
-    # Find two contents whose ids share their first 8 hex characters? Too rare; share 1 instead and
-    # check that a short (ambiguous) prefix is refused as too short, and a longer one resolves.
     mid = hash_service.write("theta memory").id
     assert hash_service.quality(mid[:8]).id == mid
     with pytest.raises(InvalidInput, match="at least 8"):
         hash_service.quality(mid[:4])
-    ids = [hash_service.write(f"memory number {i}").id for i in range(300)]
-    by_prefix: dict[str, list[str]] = {}
-    for i in ids + [mid]:
-        by_prefix.setdefault(i[:2], []).append(i)
-    shared = next(p for p, group in by_prefix.items() if len(group) > 1)
-    # A two-character prefix is below the minimum; the store-level rule is what we test here.
-    with hash_service.store.db.read():
-        with pytest.raises(AmbiguousId) as err:
-            hash_service.store.resolve(shared)
-    assert all(c in str(err.value) for c in by_prefix[shared][:2])
+    # Two stored ids sharing 8 leading characters (content hashes almost never do: craft them).
+    twins = ["abcdef01" + "0" * 56, "abcdef01" + "f" * 56]
+    vec = hash_service.embedder.embed_passages(["twin"])[0]
+    with hash_service.store.db.write():
+        for i, twin in enumerate(twins):
+            row = {"id": twin, "content": f"twin {i}", "memory_type": "note", "domain": "", "tags": [],
+                   "metadata": {}, "concepts": [], "created_at": "2026-01-01T00:00:00+00:00",
+                   "updated_at": "2026-01-01T00:00:00+00:00"}
+            hash_service.store.insert(row, vec)
+    with pytest.raises(AmbiguousId) as err:
+        hash_service.rate("abcdef01", 1)
+    assert all(t in str(err.value) for t in twins)
+    assert hash_service.quality(twins[1][:9]).rating_count == 0
 
 
 def test_read_filters_by_tags_and_domain(hash_service):

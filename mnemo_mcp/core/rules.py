@@ -59,7 +59,8 @@ def lexical_score(bm25: float | None, idf_total: float) -> float:
 
 def fts5_idf(total_docs: int, docs_with_term: int) -> float:
     """The IDF that SQLite FTS5's bm25() uses, so `lexical_score` divides like by like."""
-    idf = math.log((total_docs - docs_with_term + 0.5) / (docs_with_term + 0.5))
+    docs_with_term = min(max(docs_with_term, 0), max(total_docs, 0))
+    idf = math.log((max(total_docs, 0) - docs_with_term + 0.5) / (docs_with_term + 0.5))
     return idf if idf > 1e-6 else 1e-6
 
 

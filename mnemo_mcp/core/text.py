@@ -46,8 +46,14 @@ def words(text: str) -> list[str]:
     return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
 
 
+# -ches/-shes/-xes plurals drop "es" (branches -> branch), except these, which drop "s".
+_E_PLURALS = frozenset({"caches", "niches", "headaches", "cliches", "avalanches", "moustaches", "mustaches"})
+
+
 def _singular(word: str) -> str:
     """A light, readable plural fold so 'retries' and 'retry' meet; not a stemmer."""
+    if word in _E_PLURALS:
+        return word[:-1]
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith(("sses", "ches", "shes", "xes")):
@@ -63,18 +69,20 @@ def _is_concept(word: str) -> bool:
 
 def extract_concepts(text: str, limit: int = 16) -> list[str]:
     """Keywords of a text, most frequent first (ties by first appearance); no LLM involved."""
-    found: list[str] = []
-    for ident in _IDENT.findall(text):
-        found.append(ident.lower())
-    for w in words(text):
+    found: list[tuple[int, str]] = [(m.start(), m.group().lower()) for m in _IDENT.finditer(text)]
+    for m in _WORD.finditer(text.lower()):
+        w = m.group().replace("’", "'")
         if _is_concept(w):
-            found.append(_singular(w))
-    counts = Counter(found)
+            s = _singular(w)
+            if s not in STOPWORDS:
+                found.append((m.start(), s))
+    found.sort()
+    counts = Counter(c for _, c in found)
     first: dict[str, int] = {}
-    for i, c in enumerate(found):
-        first.setdefault(c, i)
+    for pos, c in found:
+        first.setdefault(c, pos)
     ranked = sorted(counts, key=lambda c: (-counts[c], first[c]))
-    return ranked[:limit]
+    return ranked[: max(limit, 0)]
 
 
 def query_words(query: str) -> list[str]:
@@ -86,5 +94,5 @@ def query_words(query: str) -> list[str]:
 
 def fts_match_expression(terms: list[str]) -> str | None:
     """An FTS5 MATCH string that ORs the terms, each quoted so no query syntax gets through."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+    quoted = ['"' + t.replace("\x00", " ").replace('"', '""') + '"' for t in terms if t]
     return " OR ".join(quoted) if quoted else None

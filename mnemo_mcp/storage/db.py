@@ -83,12 +83,16 @@ class Database:
         self.conn = connect(path, busy_timeout_ms)
         self._lock = threading.RLock()
         self._depth = 0
+        self._writing = False
 
     @contextmanager
     def write(self) -> Iterator[apsw.Connection]:
         """An IMMEDIATE transaction: the write lock is taken up front, so a read-modify-write
         cannot interleave with another process's and lose its update."""
         with self._lock:
+            if self._depth and not self._writing:
+                # A deferred snapshot cannot be upgraded safely (another process may have written).
+                raise RuntimeError("write() inside read(): open the write transaction first")
             if self._depth:
                 self._depth += 1
                 try:
@@ -98,15 +102,18 @@ class Database:
                 return
             _retry_busy(lambda: self.conn.execute("BEGIN IMMEDIATE"), self.busy_timeout_ms)
             self._depth = 1
+            self._writing = True
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
                 _retry_busy(lambda: self.conn.execute("COMMIT"), self.busy_timeout_ms)
+            except BaseException:
+                # Also when COMMIT itself failed: an open transaction would keep the file locked.
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
             finally:
                 self._depth = 0
+                self._writing = False
 
     @contextmanager
     def read(self) -> Iterator[apsw.Connection]:

@@ -119,6 +119,8 @@ class Store:
     def resolve(self, id_or_prefix: str) -> str:
         """A full id, or a unique prefix of at least MIN_PREFIX hex characters -> the full id."""
         key = id_or_prefix.strip().lower()
+        if not MIN_PREFIX <= len(key) <= 64 or any(ch not in "0123456789abcdef" for ch in key):
+            raise NotFound(f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)")
         if len(key) == 64:
             if self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (key,)).fetchone():
                 return key
