@@ -47,9 +47,9 @@ def test_concurrent_processes_lose_no_feedback_rating_or_write(tmp_path):
 
     svc = MemoryService(Settings(db=db), HashEmbedder())
     assert svc.stats().total == len(SHARED) + procs * rounds
+    shared_ids = [svc.read(text, top_k=1, record=False).items[0].id for text in SHARED]
     with svc.store.db.read():
-        for text in SHARED:
-            mid = svc.read(text, top_k=1, record=False).items[0].id
+        for mid in shared_ids:
             row = svc.store.get(mid)
             events = svc.store.feedback_events(mid)
             assert row["feedback_count"] == len(events) == procs * rounds
@@ -59,6 +59,6 @@ def test_concurrent_processes_lose_no_feedback_rating_or_write(tmp_path):
                 assert e["valence_before"] == pytest.approx(value)
                 value = delta_rule(value, e["outcome"], e["rate"])
             assert row["valence"] == pytest.approx(value)
-    total_ratings = sum(svc.quality(svc.read(t, top_k=1, record=False).items[0].id).rating_count for t in SHARED)
+    total_ratings = sum(svc.quality(mid).rating_count for mid in shared_ids)
     assert total_ratings == procs * rounds
     svc.close()
