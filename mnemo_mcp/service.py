@@ -338,7 +338,7 @@ class MemoryService:
             score = rel
             if s.boost_enabled:
                 explicit = row["feedback_count"] + int(row["metadata"].get("rating_count", 0))
-                g = rules.global_signal(row["valence"], row["quality"], explicit)
+                g = rules.global_signal(row["valence"], row["quality"], explicit, s.valence_share)
                 ctx = rules.context_signal(cue_map.get(row["id"], []), len(q_concepts))
                 score = rules.final_score(
                     rel,

@@ -139,10 +139,10 @@ def evidence_confidence(explicit_signals: int) -> float:
     return n / (n + 1.0)
 
 
-def global_signal(valence: float, quality: float, explicit_signals: int) -> float:
+def global_signal(valence: float, quality: float, explicit_signals: int, valence_share: float = 0.5) -> float:
     """The memory's own learned standing in [-1, 1]: valence, plus confidence-weighted quality."""
     q = 2.0 * (quality - NEUTRAL_QUALITY) * evidence_confidence(explicit_signals)
-    return clamp(0.5 * valence + 0.5 * q, -1.0, 1.0)
+    return clamp(valence_share * valence + (1.0 - valence_share) * q, -1.0, 1.0)
 
 
 def context_signal(link_values: list[float], query_concept_count: int) -> float:
