@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class WriteResult(BaseModel):
@@ -29,6 +29,16 @@ class MemoryItem(BaseModel):
     score: float = Field(description="final ranking score: relevance plus learned signals")
     created_at: str
     archived: bool = False
+
+    @model_serializer(mode="wrap")
+    def _drop_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Shown to the model as JSON on every read: leave out what says nothing (no domain, live).
+        data = handler(self)
+        if data.get("domain") is None:
+            data.pop("domain", None)
+        if data.get("archived") is False:
+            data.pop("archived", None)
+        return data
 
 
 class ReadResult(BaseModel):
