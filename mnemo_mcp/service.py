@@ -8,7 +8,7 @@ import secrets
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -145,44 +145,48 @@ class MemoryService:
         *,
         now: datetime | None = None,
     ) -> WriteResult:
-        s = self.settings
-        text = normalize_content(validate.content(content, s))
-        if not text:
-            raise InvalidInput("content is empty after trimming whitespace; pass some text")
-        tag_list = validate.tags(tags, s)
-        mtype = validate.memory_type(memory_type)
-        meta = validate.metadata(metadata, s)
-        dom = validate.domain(domain) or ""
-        mid = content_id(text)
-        stamp = _iso(now or self.clock())
+        item = {"content": content, "tags": tags, "memory_type": memory_type, "metadata": metadata, "domain": domain}
+        return self.write_many([item], now=now)[0]
 
+    def write_many(self, items: Sequence[dict[str, Any]], *, now: datetime | None = None) -> list[WriteResult]:
+        """Write several memories (dicts with the `write` arguments) with one embedding batch and
+        one transaction: all are checked first, and either all are stored or none."""
+        stamp = _iso(now or self.clock())
+        rows = [self._new_row(item, stamp, i if len(items) > 1 else None) for i, item in enumerate(items)]
         with self.store.db.read():
-            existing = self.store.get(mid)
-        vector = None if existing else self._embed_passages([text])[0]
+            present = {r["id"] for r in rows if self.store.get(r["id"]) is not None}
+        fresh = list({r["id"]: r for r in rows if r["id"] not in present}.values())
+        vectors = dict(zip((r["id"] for r in fresh), self._embed_passages([r["content"] for r in fresh]))) if fresh else {}
+        results: list[WriteResult] = []
         with self.store.db.write():
-            existing = self.store.get(mid)
-            if existing:
-                merged = existing["tags"] + [t for t in tag_list if t not in existing["tags"]]
-                if len(merged) > s.max_tags:
-                    raise InvalidInput(
-                        f"this memory already has {len(existing['tags'])} tags; adding these would make "
-                        f"{len(merged)}, over the limit of {s.max_tags}"
-                    )
-                new_meta = {**existing["metadata"], **meta}
-                if merged != existing["tags"] or new_meta != existing["metadata"]:
-                    self.store.update(mid, tags=merged, metadata=new_meta, updated_at=stamp)
-                return WriteResult(id=mid, created=False, concepts=existing["concepts"], tags=merged)
-            if vector is None:  # another process deleted it between our two looks
-                vector = self._embed_passages([text])[0]
-            concepts = extract_concepts(text)
+            for row in rows:
+                existing = self.store.get(row["id"])
+                if existing:
+                    results.append(self._merge_into(existing, row, stamp))
+                    continue
+                vector = vectors.get(row["id"])
+                if vector is None:  # deleted by another process between our two looks
+                    vector = self.embedder.embed_passages([row["content"]])[0]
+                self.store.insert(row, vector)
+                results.append(WriteResult(id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"]))
+        return results
+
+    def _new_row(self, item: dict[str, Any], stamp: str, index: int | None) -> dict[str, Any]:
+        s = self.settings
+        try:
+            if not isinstance(item, dict) or "content" not in item:
+                raise InvalidInput("each memory needs a 'content' field")
+            text = normalize_content(validate.content(item["content"], s))
+            if not text:
+                raise InvalidInput("content is empty after trimming whitespace; pass some text")
             row: dict[str, Any] = {
-                "id": mid,
+                "id": content_id(text),
                 "content": text,
-                "memory_type": mtype,
-                "domain": dom,
-                "tags": tag_list,
-                "metadata": dict(meta),
-                "concepts": concepts,
+                "memory_type": validate.memory_type(item.get("memory_type") or "note"),
+                "domain": validate.domain(item.get("domain")) or "",
+                "tags": validate.tags(item.get("tags"), s),
+                "metadata": dict(validate.metadata(item.get("metadata"), s)),
+                "concepts": extract_concepts(text),
                 "valence": 0.0,
                 "access_count": 0,
                 "retrieval_count": 0,
@@ -190,9 +194,27 @@ class MemoryService:
                 "created_at": stamp,
                 "updated_at": stamp,
             }
-            self._refresh_quality(row)
-            self.store.insert(row, vector)
-        return WriteResult(id=mid, created=True, concepts=concepts, tags=tag_list)
+        except InvalidInput as err:
+            if index is None:
+                raise
+            raise InvalidInput(f"memory {index}: {err}") from None
+        self._refresh_quality(row)
+        return row
+
+    def _merge_into(self, existing: dict[str, Any], row: dict[str, Any], stamp: str) -> WriteResult:
+        """Same content written again: merge tags and user metadata, keep everything learned."""
+        limit = self.settings.max_tags
+        merged = existing["tags"] + [t for t in row["tags"] if t not in existing["tags"]]
+        if len(merged) > limit:
+            raise InvalidInput(
+                f"this memory already has {len(existing['tags'])} tags; adding these would make "
+                f"{len(merged)}, over the limit of {limit}"
+            )
+        user_meta = {k: v for k, v in row["metadata"].items() if k not in validate.RESERVED_METADATA_KEYS}
+        new_meta = {**existing["metadata"], **user_meta}
+        if merged != existing["tags"] or new_meta != existing["metadata"]:
+            self.store.update(existing["id"], tags=merged, metadata=new_meta, updated_at=stamp)
+        return WriteResult(id=existing["id"], created=False, concepts=existing["concepts"], tags=merged)
 
     # --- read --------------------------------------------------------------------------
 

@@ -311,3 +311,24 @@ def test_import_rejects_tampered_content(hash_service):
     with pytest.raises(InvalidInput, match="SHA-256"):
         hash_service.import_records([rec])
     assert hash_service.stats().total == 0
+
+
+def test_write_many_stores_all_in_one_batch_and_merges_duplicates(hash_service):
+    first = hash_service.write("already here", tags=["old"])
+    results = hash_service.write_many(
+        [
+            {"content": "batch one", "tags": ["a"]},
+            {"content": "already here", "tags": ["new"]},
+            {"content": "batch one", "tags": ["b"]},
+        ]
+    )
+    assert [r.created for r in results] == [True, False, False]
+    assert results[1].id == first.id and results[1].tags == ["old", "new"]
+    assert results[2].tags == ["a", "b"]
+    assert hash_service.stats().total == 2
+
+
+def test_write_many_with_one_bad_item_stores_nothing(hash_service):
+    with pytest.raises(InvalidInput, match="memory 1: content is empty"):
+        hash_service.write_many([{"content": "fine"}, {"content": "   "}])
+    assert hash_service.stats().total == 0
