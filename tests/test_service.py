@@ -332,3 +332,11 @@ def test_write_many_with_one_bad_item_stores_nothing(hash_service):
     with pytest.raises(InvalidInput, match="memory 1: content is empty"):
         hash_service.write_many([{"content": "fine"}, {"content": "   "}])
     assert hash_service.stats().total == 0
+
+
+def test_batched_passage_embedding_equals_one_at_a_time(real_embedder):
+    texts = ["short", "a much longer passage about webhooks, retries and dead letters " * 3, "medium length text"]
+    batch = real_embedder.embed_passages(texts)
+    for text, vec in zip(texts, batch):
+        single = real_embedder.embed_passages([text])[0]
+        assert abs(float(vec @ single) - 1.0) < 1e-5
