@@ -247,15 +247,19 @@ class MemoryService:
 
         read_id = secrets.token_hex(8)
         if not record:
-            items = [self._item(row, rel, score) for row, rel, score in ranked]
+            with self.store.db.read():
+                rows = self.store.by_rowids([r[0] for r in ranked])
+            items = [self._item(rows[rowid], rel, score) for rowid, rel, score in ranked if rowid in rows]
             return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items)
         stamp = _iso(now or self.clock())
         items = []
         with self.store.db.write():
-            fresh = self.store.by_rowids([r[0]["rowid"] for r in ranked])
-            for rank, (row, rel, score) in enumerate(ranked, start=1):
-                row = fresh.get(row["rowid"], row)
-                self._count_retrieval(row, rank, stamp)
+            rows = self.store.by_rowids([r[0] for r in ranked])
+            for rowid, rel, score in ranked:
+                if rowid not in rows:  # deleted by another process since ranking
+                    continue
+                row = rows[rowid]
+                self._count_retrieval(row, len(items) + 1, stamp)
                 items.append(self._item(row, rel, score))
             self.store.record_read(
                 {
@@ -338,12 +342,13 @@ class MemoryService:
         tags: list[str] | None,
         domain: str | None,
         archived: bool,
-    ) -> list[tuple[dict[str, Any], float, float]]:
+    ) -> list[tuple[int, float, float]]:
+        """Every candidate as (rowid, relevance, score), best first."""
         s = self.settings
         pool = max(s.candidates, 2 * k)
         with self.store.db.read():
             cands, idf_total = self._candidates(query, qvec, pool, tags, domain, archived)
-            rows = self.store.by_rowids(cands)
+            rows = self.store.scoring_rows(cands)
             cue_map = (
                 self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
             )
@@ -359,7 +364,7 @@ class MemoryService:
             )
             score = rel
             if s.boost_enabled:
-                explicit = row["feedback_count"] + int(row["metadata"].get("rating_count", 0))
+                explicit = row["feedback_count"] + row["rating_count"]
                 g = rules.global_signal(row["valence"], row["quality"], explicit, s.valence_share)
                 ctx = rules.context_signal(cue_map.get(row["id"], []), len(q_concepts))
                 score = rules.final_score(
@@ -371,9 +376,9 @@ class MemoryService:
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            out.append((row, rel, score))
-        out.sort(key=lambda t: (-t[2], -t[1], t[0]["created_at"], t[0]["id"]))
-        return out
+            out.append((rowid, rel, score, row["created_at"], row["id"]))
+        out.sort(key=lambda t: (-t[2], -t[1], t[3], t[4]))
+        return [(rowid, rel, score) for rowid, rel, score, _, _ in out]
 
     # --- feedback ----------------------------------------------------------------------
 

@@ -146,6 +146,20 @@ class Store:
         )
         return {r[0]: _row(r) for r in rows}
 
+    def scoring_rows(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Just what ranking needs of each candidate (no content, no JSON parsing)."""
+        ids = list(rowids)
+        if not ids:
+            return {}
+        cols = ("id", "valence", "quality", "feedback_count", "rating_count", "created_at")
+        rows = self.conn.execute(
+            "SELECT rowid, id, valence, quality, feedback_count, "
+            "coalesce(json_extract(metadata, '$.rating_count'), 0), created_at FROM memories "
+            "WHERE rowid IN (SELECT value FROM json_each(?))",
+            (_json_list(ids),),
+        )
+        return {r[0]: dict(zip(cols, r[1:])) for r in rows}
+
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
         values = [json.dumps(row[c]) if c in _JSON_COLUMNS else row[c] for c in cols]
