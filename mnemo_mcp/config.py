@@ -48,7 +48,7 @@ class Settings(BaseSettings):
     max_top_k: int = Field(50, ge=1)
 
     # Retrieval: relevance = sem_weight * semantic + (1 - sem_weight) * lexical, both in [0, 1]
-    sem_weight: float = Field(0.5, ge=0.0, le=1.0)
+    sem_weight: float = Field(0.4, ge=0.0, le=1.0, description="chosen on LoCoMo tune split (benchmarks.locomo_retrieval)")
     sem_floor: float = Field(0.1, ge=-1.0, le=1.0, description="cosine mapped to semantic 0")
     sem_ceil: float = Field(0.8, ge=-1.0, le=1.0, description="cosine mapped to semantic 1")
     candidates: int = Field(100, ge=10, description="candidates drawn from each retriever")

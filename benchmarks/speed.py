@@ -1,0 +1,197 @@
+"""Speed and scale: read latency, write throughput, startup, memory and size at N memories.
+
+    python -m benchmarks.speed --data ../shared/data/locomo/locomo_dev.json [--sizes 1000,10000,100000]
+
+Memories are LoCoMo turns ("Speaker: text"), repeated with a variation marker to reach N; queries
+are LoCoMo questions. Everything runs through the project's own code: `MemoryService` with the
+real default embedder, and the real `mnemo-mcp` command over stdio with the official client.
+The floor is what any read must do: embed the query and run a raw sqlite-vec KNN on the same
+vectors; `read / floor` says what ranking, keyword search and recording add on top.
+Timings depend on the machine: compare ratios within one run, not across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from mnemo_mcp.config import Settings
+from mnemo_mcp.embedding import FastEmbedEmbedder
+from mnemo_mcp.service import MemoryService
+
+from .locomo import load_locomo
+
+DEFAULT_OUT = Path("benchmarks/results/speed.json")
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def corpus(data: Path, n: int) -> list[str]:
+    base = [t.content for conv in load_locomo(data) for t in conv.turns]
+    out = []
+    for i in range(n):
+        copy, j = divmod(i, len(base))
+        out.append(base[j] if copy == 0 else f"{base[j]} (copy {copy})")
+    return out
+
+
+def questions(data: Path) -> list[str]:
+    return [q.question for conv in load_locomo(data) for q in conv.questions]
+
+
+def build(db: Path, texts: list[str], embedder, batch: int = 256) -> dict[str, float]:
+    svc = MemoryService(Settings(db=db), embedder)
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        svc.write_many([{"content": t} for t in texts[i : i + batch]])
+    elapsed = time.perf_counter() - t0
+    svc.close()
+    return {"batched_writes_per_s": len(texts) / elapsed, "build_s": elapsed}
+
+
+def service_figures(db: Path, embedder, queries: list[str], reads: int, singles: int, rng: random.Random) -> dict[str, Any]:
+    svc = MemoryService(Settings(db=db), embedder)
+    qs = [rng.choice(queries) for _ in range(reads)]
+    svc.read(qs[0])  # warm caches
+    read_ms = []
+    for q in qs:
+        t = time.perf_counter()
+        svc.read(q, top_k=10)
+        read_ms.append((time.perf_counter() - t) * 1000)
+    floor_ms = []
+    conn = svc.store.conn
+    for q in qs:
+        t = time.perf_counter()
+        vec = embedder.embed_query(q)
+        conn.execute(
+            "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = 100", (vec.tobytes(),)
+        ).fetchall()
+        floor_ms.append((time.perf_counter() - t) * 1000)
+    write_ms = []
+    for i in range(singles):
+        t = time.perf_counter()
+        svc.write(f"single write {i}: the deploy for service {rng.randrange(10**9)} needs a fresh token")
+        write_ms.append((time.perf_counter() - t) * 1000)
+    total = svc.stats().total
+    svc.close()
+    size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+    return {
+        "memories": total,
+        "read_p50_ms": _pct(read_ms, 0.5),
+        "read_p95_ms": _pct(read_ms, 0.95),
+        "floor_p50_ms": _pct(floor_ms, 0.5),
+        "read_over_floor": _pct(read_ms, 0.5) / _pct(floor_ms, 0.5),
+        "single_write_p50_ms": _pct(write_ms, 0.5),
+        "single_writes_per_s": 1000 / statistics.mean(write_ms),
+        "db_bytes": size,
+    }
+
+
+async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random) -> dict[str, float]:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    exe = shutil.which("mnemo-mcp")
+    command, args = (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
+    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {"MNEMO_DB": str(db)}
+    t0 = time.perf_counter()
+    async with stdio_client(StdioServerParameters(command=command, args=args, env=env)) as (r, w):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            t_init = time.perf_counter() - t0
+            res = await session.call_tool("memory_read", {"query": rng.choice(queries)})
+            assert not res.is_error, res.content
+            t_first = time.perf_counter() - t0
+            lat = []
+            for _ in range(reads):
+                t = time.perf_counter()
+                await session.call_tool("memory_read", {"query": rng.choice(queries), "top_k": 10})
+                lat.append((time.perf_counter() - t) * 1000)
+    return {
+        "initialize_ms": t_init * 1000,
+        "first_read_ms": t_first * 1000,
+        "stdio_read_p50_ms": _pct(lat, 0.5),
+        "stdio_read_p95_ms": _pct(lat, 0.95),
+    }
+
+
+def run(data: Path, sizes: Sequence[int], reads: int, singles: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    embedder = FastEmbedEmbedder()
+    embedder.embed_query("warm up")
+    qs = questions(data)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="mnemo-speed-") as tmp:
+        for n in sizes:
+            db = Path(tmp) / f"n{n}" / "memory.db"
+            db.parent.mkdir()
+            row: dict[str, Any] = {"n": n}
+            row |= build(db, corpus(data, n), embedder)
+            row |= service_figures(db, embedder, qs, reads, singles, rng)
+            row |= asyncio.run(_stdio(db, qs, reads, rng))
+            # Children's peak RSS is a maximum over every server started so far; sizes grow, so it
+            # is this size's server.
+            row["server_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            rows.append(row)
+            print(format_row(row), flush=True)
+    return {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "bench_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rows": rows,
+    }
+
+
+HEADER = (
+    f"{'N':>7} {'read p50':>9} {'p95':>7} {'floor':>7} {'ratio':>6} {'stdio p50':>10} {'p95':>7} "
+    f"{'write':>7} {'batch/s':>8} {'init':>6} {'1st read':>9} {'RSS MB':>7} {'DB MB':>7}"
+)
+
+
+def format_row(r: dict[str, Any]) -> str:
+    return (
+        f"{r['n']:>7} {r['read_p50_ms']:>7.1f}ms {r['read_p95_ms']:>5.1f}ms {r['floor_p50_ms']:>5.1f}ms "
+        f"{r['read_over_floor']:>6.2f} {r['stdio_read_p50_ms']:>8.1f}ms {r['stdio_read_p95_ms']:>5.1f}ms "
+        f"{r['single_write_p50_ms']:>5.1f}ms {r['batched_writes_per_s']:>8.0f} {r['initialize_ms']:>4.0f}ms "
+        f"{r['first_read_ms']:>7.0f}ms {r['server_peak_rss_mb']:>7.0f} {r['db_bytes'] / 2**20:>7.1f}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True, help="path to locomo_dev.json")
+    p.add_argument("--sizes", default="1000,10000,100000", help="comma-separated store sizes")
+    p.add_argument("--reads", type=int, default=200, help="timed reads per size (service and stdio each)")
+    p.add_argument("--writes", type=int, default=100, help="timed one-by-one writes per size")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="CI size: N=300, 30 reads, 20 writes")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    a = p.parse_args(argv)
+    if not a.data.exists():
+        p.error(f"{a.data} does not exist")
+    sizes = [300] if a.quick else [int(x) for x in a.sizes.split(",")]
+    reads, writes = (30, 20) if a.quick else (a.reads, a.writes)
+    print(HEADER)
+    result = run(a.data, sizes, reads, writes, a.seed)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(result, indent=2))
+    print(f"results: {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
