@@ -180,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="CI size: N=300, 30 reads, 20 writes")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--png", type=Path, help="also draw latency against N (needs the bench extra)")
     a = p.parse_args(argv)
     if not a.data.exists():
         p.error(f"{a.data} does not exist")
@@ -190,6 +191,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2))
     print(f"results: {a.out}")
+    if a.png:
+        from .plots import latency_vs_n
+
+        if latency_vs_n(result["rows"], a.png):
+            print(f"picture: {a.png}")
     return 0
 
 
