@@ -56,10 +56,15 @@ class Settings(BaseSettings):
     # Learning
     quality_boost: bool = True
     learning_rate: float = Field(0.3, gt=0.0, le=1.0, description="delta rule rate for valence")
-    context_rate: float = Field(0.6, gt=0.0, le=1.0, description="delta rule rate for query->memory links")
+    context_rate: float = Field(
+        0.2, gt=0.0, le=1.0, description="smallest step of a query->memory link (running mean of outcomes above it)"
+    )
     global_weight: float = Field(0.1, ge=0.0, le=1.0, description="weight of valence and quality")
     valence_share: float = Field(0.5, ge=0.0, le=1.0, description="valence's share of the global signal (rest: quality)")
-    context_weight: float = Field(1.0, ge=0.0, le=2.0, description="weight of query->memory links")
+    context_weight: float = Field(0.6, ge=0.0, le=2.0, description="weight of query->memory links")
+    context_sharpness: float = Field(
+        2.0, ge=1.0, le=6.0, description="exponent on the taught share of a query: higher = stays with the question"
+    )
     context_gate: float = Field(0.35, gt=0.0, le=1.0, description="relevance at which links act fully")
     context_gate_floor: float = Field(0.1, ge=0.0, le=1.0, description="relevance below which links do nothing")
     association_rate: float = Field(0.2, gt=0.0, le=1.0, description="Hebbian rate for concept links")

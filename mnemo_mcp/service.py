@@ -349,9 +349,8 @@ class MemoryService:
         with self.store.db.read():
             cands, idf_total = self._candidates(query, qvec, pool, tags, domain, archived)
             rows = self.store.scoring_rows(cands)
-            cue_map = (
-                self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
-            )
+            cue_map = self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
+            concept_weights = self._concept_weights(q_concepts) if cue_map else {}
         out = []
         for rowid, c in cands.items():
             row = rows.get(rowid)
@@ -366,7 +365,7 @@ class MemoryService:
             if s.boost_enabled:
                 explicit = row["feedback_count"] + row["rating_count"]
                 g = rules.global_signal(row["valence"], row["quality"], explicit, s.valence_share)
-                ctx = rules.context_signal(cue_map.get(row["id"], []), len(q_concepts))
+                ctx = rules.context_signal(cue_map.get(row["id"], {}), concept_weights, s.context_sharpness)
                 score = rules.final_score(
                     rel,
                     g,
@@ -379,6 +378,14 @@ class MemoryService:
             out.append((rowid, rel, score, row["created_at"], row["id"]))
         out.sort(key=lambda t: (-t[2], -t[1], t[3], t[4]))
         return [(rowid, rel, score) for rowid, rel, score, _, _ in out]
+
+    def _concept_weights(self, concepts: list[str]) -> dict[str, float]:
+        """Each concept's specificity: the IDF of its rarest token in the full-text index."""
+        tokens = {c: self.store.tokenize(c) for c in concepts}
+        total, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
+        return {
+            c: max((rules.concept_weight(total, counts[t]) for t in ts), default=0.0) for c, ts in tokens.items()
+        }
 
     # --- feedback ----------------------------------------------------------------------
 
@@ -461,7 +468,9 @@ class MemoryService:
         for concept in concepts:
             old = self.store.get_cue(memory_id, concept)
             value, count = old if old else (0.0, 0)
-            self.store.put_cue(memory_id, concept, rules.delta_rule(value, outcome, self.settings.context_rate), count + 1, stamp)
+            self.store.put_cue(
+                memory_id, concept, rules.link_update(value, count, outcome, self.settings.context_rate), count + 1, stamp
+            )
         return len(concepts)
 
     def _hebbian(self, query_concepts: list[str], memory_concepts: list[str], outcome: float, stamp: str) -> int:

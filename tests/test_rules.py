@@ -339,19 +339,60 @@ def test_global_signal_is_monotone_in_valence(a, b, quality, n):
     assert rules.global_signal(lo, quality, n) <= rules.global_signal(hi, quality, n) + EPS
 
 
-@given(links=st.lists(signed, max_size=20), extra=st.integers(min_value=0, max_value=20))
-def test_context_signal_is_within_minus_one_and_one(links, extra):
-    assert -1.0 <= rules.context_signal(links, len(links) + extra) <= 1.0
+concept_names = st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"])
+
+
+@given(
+    links=st.dictionaries(concept_names, signed, max_size=6),
+    weights=st.dictionaries(concept_names, st.floats(min_value=0.0, max_value=20.0), max_size=6),
+)
+def test_context_signal_is_within_minus_one_and_one(links, weights):
+    assert -1.0 <= rules.context_signal(links, weights) <= 1.0
 
 
 def test_context_signal_is_zero_without_links_or_query_concepts():
-    assert rules.context_signal([], 3) == 0.0
-    assert rules.context_signal([0.8], 0) == 0.0
+    assert rules.context_signal({}, {"a": 1.0}) == 0.0
+    assert rules.context_signal({"a": 0.8}, {}) == 0.0
+    assert rules.context_signal({"a": 0.8}, {"b": 2.0}) == 0.0
 
 
-def test_context_signal_counts_untaught_query_concepts_as_zero():
-    assert rules.context_signal([0.9], 3) == pytest.approx(0.3)
-    assert rules.context_signal([0.9, -0.3], 2) == pytest.approx(0.3)
+def test_context_signal_gives_the_full_taught_value_for_the_same_question():
+    assert rules.context_signal({"a": 0.9, "b": 0.9}, {"a": 1.0, "b": 3.0}) == pytest.approx(0.9)
+
+
+def test_context_signal_barely_moves_for_a_question_sharing_only_a_common_concept():
+    # "caroline" is in half the memories (IDF ~0), "painting" is specific to this question.
+    taught = {"caroline": 1.0}
+    weights = {"caroline": 0.2, "painting": 4.0}
+    assert 0 < rules.context_signal(taught, weights) < 0.01
+    assert rules.context_signal({"painting": 1.0}, weights) > 0.8
+
+
+@given(a=st.floats(min_value=0.0, max_value=10.0), b=st.floats(min_value=0.01, max_value=10.0), v=signed)
+def test_context_signal_grows_with_the_share_of_the_query_that_was_taught(a, b, v):
+    partial = rules.context_signal({"x": v}, {"x": a, "y": b})
+    full = rules.context_signal({"x": v, "y": v}, {"x": a, "y": b})
+    assert abs(partial) <= abs(full) + EPS
+
+
+def test_first_link_report_counts_fully_and_later_ones_average():
+    v1 = rules.link_update(0.0, 0, 1.0, 0.2)
+    v2 = rules.link_update(v1, 1, 1.0, 0.2)
+    v3 = rules.link_update(v2, 2, -1.0, 0.2)
+    assert v1 == 1.0 and v2 == 1.0
+    assert v3 == pytest.approx(1.0 / 3.0)  # mean of +1, +1, -1
+
+
+@given(value=signed, count=counts, outcome=signed, floor=st.floats(min_value=0.01, max_value=1.0))
+def test_link_update_stays_in_range_and_moves_toward_the_outcome(value, count, outcome, floor):
+    new = rules.link_update(value, count, outcome, floor)
+    assert -1.0 <= new <= 1.0
+    assert abs(new - outcome) <= abs(value - outcome) + EPS
+
+
+def test_link_update_never_steps_less_than_the_floor():
+    v = rules.link_update(1.0, 1000, -1.0, 0.2)
+    assert v == pytest.approx(1.0 - 0.2 * 2.0)
 
 
 # --- final score -----------------------------------------------------------------------------
@@ -405,7 +446,7 @@ def test_final_score_is_monotone_in_the_context_signal(rel, g, c1, c2, s):
 def _max_learned_signals():
     """The strongest global and context signals the rules can produce (and the range maximum)."""
     g = max(rules.global_signal(1.0, 1.0, 10**9), 1.0)
-    c = max(rules.context_signal([1.0] * 5, 5), 1.0)
+    c = max(rules.context_signal({"a": 1.0, "b": 1.0}, {"a": 1.0, "b": 2.0}), 1.0)
     assert g == 1.0 and c == 1.0
     return g, c
 

@@ -145,11 +145,40 @@ def global_signal(valence: float, quality: float, explicit_signals: int, valence
     return clamp(valence_share * valence + (1.0 - valence_share) * q, -1.0, 1.0)
 
 
-def context_signal(link_values: list[float], query_concept_count: int) -> float:
-    """Mean over the query's concepts of what each taught about this memory (untaught = 0)."""
-    if query_concept_count <= 0 or not link_values:
+def link_update(value: float, count: int, outcome: float, floor_rate: float) -> float:
+    """A query->memory link moves to the running mean of its outcomes (rate 1/(n+1)), never by
+    less than `floor_rate`: the first report counts fully, later ones average out label noise
+    instead of the last one overwriting the rest, and the floor keeps it able to change its mind."""
+    rate = max(1.0 / (max(count, 0) + 1.0), floor_rate)
+    return delta_rule(value, outcome, rate)
+
+
+def concept_weight(total_docs: int, docs_with_concept: int) -> float:
+    """Specificity of a query concept: a smoothed IDF, positive even for very common words (the
+    BM25 IDF drops to ~0 above half the documents, which in a small store is most words)."""
+    n = min(max(docs_with_concept, 0), max(total_docs, 0))
+    return math.log((max(total_docs, 0) + 1.0) / (n + 0.5))
+
+
+def context_signal(links: dict[str, float], weights: dict[str, float], sharpness: float = 2.0) -> float:
+    """What feedback taught about this memory for a query, in [-1, 1].
+
+    `weights` are the query's concepts with their specificity (IDF); `links` the memory's taught
+    values for some of them. With coverage = the weighted share of the query's concepts that
+    have a link, the signal is mean(link) * coverage^sharpness: the same question gets the full taught
+    value, a question sharing only a common word (a person's name, say) almost nothing, so one
+    question's lesson does not spill onto questions it was not about.
+    """
+    total = sum(w for w in weights.values() if w > 0)
+    if total <= 0 or not links:
         return 0.0
-    return clamp(sum(link_values) / query_concept_count, -1.0, 1.0)
+    taught = {c: v for c, v in links.items() if weights.get(c, 0.0) > 0}
+    taught_w = sum(weights[c] for c in taught)
+    if taught_w <= 0:
+        return 0.0
+    mean = sum(weights[c] * v for c, v in taught.items()) / taught_w
+    coverage = taught_w / total
+    return clamp(mean * coverage**sharpness, -1.0, 1.0)
 
 
 def relevance_gate(relevance_value: float, context_gate: float, context_gate_floor: float = 0.0) -> float:

@@ -287,17 +287,18 @@ class Store:
 
     # --- learning state ------------------------------------------------------------------
 
-    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, list[float]]:
+    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, dict[str, float]]:
+        """{memory id: {concept: link value}} for the given memories and query concepts."""
         if not memory_ids or not concepts:
             return {}
-        out: dict[str, list[float]] = {}
+        out: dict[str, dict[str, float]] = {}
         rows = self.conn.execute(
-            "SELECT memory_id, value FROM cues WHERE memory_id IN (SELECT value FROM json_each(?)) "
+            "SELECT memory_id, concept, value FROM cues WHERE memory_id IN (SELECT value FROM json_each(?)) "
             "AND concept IN (SELECT value FROM json_each(?))",
             (_json_list(memory_ids), _json_list(concepts)),
         )
-        for mid, value in rows:
-            out.setdefault(mid, []).append(value)
+        for mid, concept, value in rows:
+            out.setdefault(mid, {})[concept] = value
         return out
 
     def get_cue(self, memory_id: str, concept: str) -> tuple[float, int] | None:
