@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     valence_share: float = Field(0.5, ge=0.0, le=1.0, description="valence's share of the global signal (rest: quality)")
     context_weight: float = Field(0.6, ge=0.0, le=2.0, description="weight of query->memory links")
     context_sharpness: float = Field(
-        2.0, ge=1.0, le=6.0, description="exponent on the taught share of a query: higher = stays with the question"
+        3.0, ge=1.0, le=6.0, description="exponent on the taught share of a query: higher = stays with the question"
     )
     context_gate: float = Field(0.35, gt=0.0, le=1.0, description="relevance at which links act fully")
     context_gate_floor: float = Field(0.1, ge=0.0, le=1.0, description="relevance below which links do nothing")

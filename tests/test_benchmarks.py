@@ -1,0 +1,128 @@
+"""The LoCoMo retrieval benchmark runs end to end (quick mode) and writes sane results.
+
+The data is not in the repository (CC BY-NC 4.0); the test runs only where the shared copy is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo_dev.json"
+
+# `benchmarks` is a top-level folder of the repository, not part of the installed package.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_locomo_retrieval_quick(tmp_path: Path) -> None:
+    out = tmp_path / "locomo.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.locomo_retrieval", "--quick", "--data", str(DATA), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(out.read_text())
+
+    assert set(report["retrievers"]) == {"keyword", "vector", "fused"}
+    assert report["quick"] is True and 0 < report["questions"] <= 60
+    for name, retriever in report["retrievers"].items():
+        results = retriever["results"]
+        assert "overall_1-4" in results and "overall_1-5" in results, name
+        for group, m in results.items():
+            assert m["n"] > 0, (name, group)
+            recalls = [m[f"recall@{k}"] for k in (5, 10, 25, 50)]
+            assert all(0.0 <= r <= 1.0 for r in recalls), (name, group, recalls)
+            assert m["recall@50"] >= m["recall@5"], (name, group)
+            assert all(0.0 <= m[k] <= 1.0 for k in ("hit@1", "mrr", "ndcg@10")), (name, group)
+
+
+def test_evidence_normalization() -> None:
+    from benchmarks.locomo import normalize_dia_id, split_evidence
+
+    assert normalize_dia_id("D30:05") == "D30:5"
+    assert normalize_dia_id("D:11:26") == "D:11:26"  # not shaped D<n>:<n>: left for the caller to skip
+    assert split_evidence(["D9:1 D4:4 D4:6", "D8:6; D9:17", "D30:05"]) == [
+        "D9:1", "D4:4", "D4:6", "D8:6", "D9:17", "D30:5",
+    ]
+    assert split_evidence(None) == []
+
+
+def test_question_metrics() -> None:
+    from benchmarks.locomo_retrieval import question_metrics
+
+    ranked = ["x", "a", "y", "b"] + [f"n{i}" for i in range(46)]
+    m = question_metrics(ranked, {"a", "b", "zz"})
+    assert m["recall@5"] == pytest.approx(2 / 3)
+    assert m["recall@50"] == pytest.approx(2 / 3)
+    assert m["hit@1"] == 0.0 and m["mrr"] == pytest.approx(0.5)
+    assert 0.0 < m["ndcg@10"] < 1.0
+    assert question_metrics(["a", "b"], {"a", "b"})["ndcg@10"] == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_locomo_learning_quick(tmp_path: Path) -> None:
+    out = tmp_path / "learning.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.locomo_learning", "--quick", "--data", str(DATA), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(out.read_text())
+
+    expected = {"static", "full", "shuffled", "valence_only", "quality_only", "associations_off"}
+    assert report["quick"] is True
+    assert expected <= set(report["configs"])
+    assert report["static_drift_questions"] == 0  # reads without feedback never reorder
+    by_config = report["results"]["0"]
+    assert expected <= set(by_config)
+    for name, entry in by_config.items():
+        assert "train" in entry, name
+        for group in ("train", "transfer", "control"):
+            if group not in entry:
+                continue
+            g = entry[group]
+            assert g["n_questions"] > 0, (name, group)
+            for rnd, metrics in g["rounds"].items():
+                for metric, value in metrics.items():
+                    assert 0.0 <= value <= 1.0, (name, group, rnd, metric, value)
+            for share in g["changed_vs_static"].values():
+                assert 0.0 <= share <= 1.0, (name, group)
+            for metric, v in g["vs_static"].items():
+                lo, hi = v["ci95"]
+                assert -1.0 <= lo <= hi <= 1.0 and -1.0 <= v["diff"] <= 1.0, (name, group, metric)
+    assert all(m["diff"] == 0.0 for m in by_config["static"]["train"]["vs_static"].values())
+    assert by_config["full"]["train"]["n_cases"] <= 40
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_speed_quick(tmp_path: Path) -> None:
+    out = tmp_path / "speed.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.speed", "--quick", "--data", str(DATA), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["memories"] >= row["n"] == 300
+    for key in ("read_p50_ms", "read_p95_ms", "floor_p50_ms", "stdio_read_p50_ms", "initialize_ms", "first_read_ms"):
+        assert row[key] > 0, key
+    assert row["read_p95_ms"] >= row["read_p50_ms"]
+    assert row["first_read_ms"] >= row["initialize_ms"]
+    assert row["db_bytes"] > 0 and row["server_peak_rss_mb"] > 0
