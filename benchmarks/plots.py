@@ -58,7 +58,8 @@ def learning_curves(curves: dict[str, dict[str, list[float]]], metric: str, path
         for config, values in by_config.items():
             ax.plot(range(0, len(values)), values, marker="o", label=config)
         ax.set_title(set_name)
-        ax.set_xlabel("round")
+        ax.set_xlabel("round (0 = before any feedback)")
+        ax.xaxis.get_major_locator().set_params(integer=True)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel(metric)
     axes[-1].legend(fontsize=8)
