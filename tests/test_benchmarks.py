@@ -20,18 +20,23 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
-def test_locomo_retrieval_quick(tmp_path: Path) -> None:
-    out = tmp_path / "locomo.json"
+def run_quick(module: str, tmp_path: Path) -> dict:
+    """Run `python -m benchmarks.MODULE --quick` on the shared data; return its JSON results."""
+    out = tmp_path / f"{module}.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.locomo_retrieval", "--quick", "--data", str(DATA), "--out", str(out)],
+        [sys.executable, "-m", f"benchmarks.{module}", "--quick", "--data", str(DATA), "--out", str(out)],
         cwd=REPO,
         capture_output=True,
         text=True,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    report = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_locomo_retrieval_quick(tmp_path: Path) -> None:
+    report = run_quick("locomo_retrieval", tmp_path)
 
     assert set(report["retrievers"]) == {"keyword", "vector", "fused"}
     assert report["quick"] is True and 0 < report["questions"] <= 60
@@ -72,16 +77,7 @@ def test_question_metrics() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
 def test_locomo_learning_quick(tmp_path: Path) -> None:
-    out = tmp_path / "learning.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.locomo_learning", "--quick", "--data", str(DATA), "--out", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    report = json.loads(out.read_text())
+    report = run_quick("locomo_learning", tmp_path)
 
     expected = {"static", "full", "shuffled", "valence_only", "quality_only", "associations_off"}
     assert report["quick"] is True
@@ -111,15 +107,7 @@ def test_locomo_learning_quick(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
 def test_speed_quick(tmp_path: Path) -> None:
-    out = tmp_path / "speed.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.speed", "--quick", "--data", str(DATA), "--out", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    (row,) = json.loads(out.read_text())["rows"]
+    (row,) = run_quick("speed", tmp_path)["rows"]
     assert row["memories"] >= row["n"] == 300
     for key in ("read_p50_ms", "read_p95_ms", "floor_p50_ms", "stdio_read_p50_ms", "initialize_ms", "first_read_ms"):
         assert row[key] > 0, key
