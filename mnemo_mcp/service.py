@@ -38,6 +38,7 @@ from .storage.store import Store
 log = logging.getLogger(__name__)
 
 RATING_HISTORY_LIMIT = 20
+LEXICAL_SCORED = 2000  # keyword matches scored per read (see _candidates)
 # Pairs per memory in one Hebbian step: query concepts x memory concepts, bounded so one call
 # stays a few hundred row writes at most.
 ASSOC_CONCEPTS = 8
@@ -318,13 +319,15 @@ class MemoryService:
             cands[rowid] = Candidate(rowid, cosine=cos)
         idf_total = 0.0
         if match and tokens:
-            for rowid, bm in st.fts(match, pool, domain=domain, include_archived=archived, tags=tags):
-                cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
-            missing_bm = [c.rowid for c in cands.values() if c.bm25 is None]
-            if missing_bm:
-                for rowid, bm in st.fts(
-                    match, len(missing_bm), domain=domain, include_archived=archived, tags=tags, rowids=missing_bm
-                ):
+            # FTS5 scores every match to sort them anyway, so one pass that returns up to
+            # LEXICAL_SCORED rows costs about what the top `pool` cost: the first `pool` are keyword
+            # candidates, the rest give vector candidates their BM25. (A second query filtered by
+            # rowid took 14 ms of a 15 ms read.) A vector candidate below that depth keeps BM25 None.
+            scored = st.fts(match, max(pool, LEXICAL_SCORED), domain=domain, include_archived=archived, tags=tags)
+            for i, (rowid, bm) in enumerate(scored):
+                if i < pool:
+                    cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
+                elif rowid in cands:
                     cands[rowid].bm25 = bm
             total, counts = st.term_document_counts(tokens)
             idf_total = sum(rules.fts5_idf(total, n) for n in counts.values())

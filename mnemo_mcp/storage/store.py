@@ -258,16 +258,12 @@ class Store:
         domain: str | None,
         include_archived: bool,
         tags: list[str] | None,
-        rowids: Iterable[int] | None = None,
     ) -> list[tuple[int, float]]:
         """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
         params: dict[str, Any] = {"q": match, "k": k, "domain": domain, "tags": _json_list(tags or [])}
         # The full-text match drives the query and the filters are checked on the joined row:
         # `rowid IN (filter subquery)` made SQLite rescan the filter per match (80 ms at 1k rows).
         where = ["f.memories_fts MATCH :q", *self._filters(domain, include_archived, tags)]
-        if rowids is not None:
-            params["ids"] = _json_list(rowids)
-            where.append("f.rowid IN (SELECT value FROM json_each(:ids))")
         sql = (
             "SELECT f.rowid, -bm25(f.memories_fts, 1.0, 0.5) AS score FROM memories_fts f "
             "JOIN memories m ON m.rowid = f.rowid WHERE " + " AND ".join(where) + " ORDER BY score DESC LIMIT :k"
