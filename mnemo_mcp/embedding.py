@@ -216,5 +216,8 @@ class HashEmbedder:
 
 def make_embedder(model_name: str, cache_dir: Path) -> Embedder:
     if model_name.startswith("mnemo-hash-"):
-        return HashEmbedder(int(model_name.rsplit("-", 1)[1]))
+        size = model_name.rsplit("-", 1)[1]
+        if not size.isdigit() or not 8 <= int(size) <= 4096:
+            raise EmbeddingUnavailable(f"{model_name!r}: the test embedder is named mnemo-hash-N, N from 8 to 4096")
+        return HashEmbedder(int(size))
     return FastEmbedEmbedder(model_name, cache_dir)

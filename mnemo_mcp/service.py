@@ -68,9 +68,13 @@ class MemoryService:
     ):
         self.settings = settings or Settings()
         self.store = Store(self.settings.db, self.settings.busy_timeout_ms)
-        self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
-        # Name check now (cheap); the dimension is checked when the model has loaded.
-        self.store.check_model(self.embedder.name, None)
+        try:
+            self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
+            # Name check now (cheap); the dimension is checked when the model has loaded.
+            self.store.check_model(self.embedder.name, None)
+        except BaseException:
+            self.store.close()
+            raise
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self._bound = False
         self._bind_lock = threading.Lock()
