@@ -176,6 +176,9 @@ class Store:
     def update(self, memory_id: str, **fields: Any) -> None:
         if not fields:
             return
+        unknown = set(fields) - set(MEMORY_COLUMNS) - {"rowid"}
+        if unknown or "rowid" in fields or "id" in fields:
+            raise ValueError(f"not updatable memory columns: {sorted(unknown | ({'rowid', 'id'} & set(fields)))}")
         sets = ", ".join(f"{c} = ?" for c in fields)
         values = [json.dumps(v) if c in _JSON_COLUMNS else v for c, v in fields.items()]
         self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*values, memory_id))
