@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from . import validate
@@ -124,5 +123,4 @@ def _import_memory(svc: MemoryService, rec: dict[str, Any], lineno: int) -> dict
         raise InvalidInput(f"record {lineno}: {err}") from None
     if content_id(text) != m["id"]:
         raise InvalidInput(f"record {lineno}: id does not match the SHA-256 of its content; the export was altered")
-    json.dumps(m["metadata"])
     return m

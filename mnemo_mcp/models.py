@@ -129,7 +129,3 @@ class ImportResult(BaseModel):
 def preview(content: str, n: int = 80) -> str:
     flat = " ".join(content.split())
     return flat if len(flat) <= n else flat[: n - 1] + "…"
-
-
-def compact(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None}
