@@ -64,50 +64,47 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import multiprocessing as mp
 import os
-import random
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from mnemo_mcp.config import Settings
-from mnemo_mcp.embedding import make_embedder
-from mnemo_mcp.service import MemoryService
 
+from .learning_protocol import (
+    CATEGORIES_USED,
+    MEASURE_TOP_K,
+    TRAIN_TOP_K,
+    Config,
+    Plan,
+    VectorTable,
+    build_template,
+    embed_all,
+    install,
+    run_units,
+)
+from .learning_stats import (
+    BOOTSTRAP,
+    GROUP_TITLES,
+    GROUPS,
+    aggregate,
+    format_curves,
+    format_group_table,
+    format_summary,
+    format_volume,
+    split_summary,
+)
 from .locomo import TUNE_CONVERSATIONS, Conversation, load_locomo
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning.json"
 DEFAULT_SWEEP_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning_sweep.json"
 
-TRAIN_TOP_K = 5
-MEASURE_TOP_K = 50  # metrics use the top 10; the rest only for "did any gold memory move down"
-ABSENT_RANK = MEASURE_TOP_K + 1
-CATEGORIES_USED = (1, 2, 3, 4)
-BOOTSTRAP = 1000
 QUICK_CONVERSATION = "conv-30"  # the smallest conversation (369 turns, 81 questions)
 QUICK_MAX_TRAIN = 40
-METRICS = ("p@1", "mrr", "ndcg@10", "r@5")
-GROUPS = ("train", "transfer", "control")
-EMBED_CHUNK = 32
-
-
-@dataclass(frozen=True)
-class Config:
-    name: str
-    overrides: dict[str, Any]
-    user: str  # "none" | "true" | "shuffled"
-    batch: bool = False  # report after the round's reads instead of after each read
-    description: str = ""
 
 
 CONFIGS: dict[str, Config] = {
@@ -154,579 +151,6 @@ SETTING_FIELDS = (
     "sem_weight",
     "candidates",
 )
-
-
-# --- data ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Q:
-    index: int
-    text: str
-    category: int
-    evidence: tuple[str, ...]
-    gold: frozenset[str]  # memory ids
-
-
-@dataclass
-class ConvData:
-    sample_id: str
-    split: str
-    turns: int
-    memories: int
-    questions: list[Q]
-    template: Path | None = None
-
-
-@dataclass(frozen=True)
-class Split:
-    train: tuple[Q, ...]
-    transfer: tuple[Q, ...]
-    control: tuple[Q, ...]
-
-    def groups(self) -> dict[str, tuple[Q, ...]]:
-        return {"train": self.train, "transfer": self.transfer, "control": self.control}
-
-
-def _rng(*key: Any) -> random.Random:
-    """A random stream fixed by its key (str seeding hashes with SHA-512: same in every process)."""
-    return random.Random("|".join(str(k) for k in key))
-
-
-def split_questions(conv: ConvData, seed: int, max_train: int | None = None) -> Split:
-    """50/50 training / held-out (training capped at max_train); held-out sharing an evidence turn
-    with a training question is transfer, the rest control."""
-    qs = list(conv.questions)
-    _rng(seed, conv.sample_id, "split").shuffle(qs)
-    n_train = len(qs) // 2
-    if max_train is not None:
-        n_train = min(n_train, max_train)
-    train, held = qs[:n_train], qs[n_train:]
-    taught = {d for q in train for d in q.evidence}
-    transfer = tuple(q for q in held if taught.intersection(q.evidence))
-    control = tuple(q for q in held if not taught.intersection(q.evidence))
-    return Split(tuple(train), transfer, control)
-
-
-# --- embedding -------------------------------------------------------------------------------
-
-
-class VectorTable:
-    """An Embedder answering from vectors the real model computed earlier (same name, so the
-    database binds the same model, and the same vectors). A miss falls back to the real model."""
-
-    def __init__(self, name: str, model_cache_dir: Path):
-        self.name = name
-        self._cache_dir = model_cache_dir
-        self._inner = None
-        self.passages: dict[str, np.ndarray] = {}
-        self.queries: dict[str, np.ndarray] = {}
-        self.misses = 0
-
-    @property
-    def dim(self) -> int | None:
-        v = next(iter(self.queries.values()), None)
-        return None if v is None else len(v)
-
-    def _real(self):
-        if self._inner is None:
-            self._inner = make_embedder(self.name, self._cache_dir)
-        return self._inner
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        out = []
-        for t in texts:
-            v = self.passages.get(t)
-            if v is None:
-                self.misses += 1
-                v = self.passages[t] = np.asarray(self._real().embed_passages([t])[0], dtype=np.float32)
-            out.append(v)
-        return np.stack(out) if out else np.zeros((0, self.dim or 0), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        v = self.queries.get(text)
-        if v is None:
-            self.misses += 1
-            v = self.queries[text] = np.asarray(self._real().embed_query(text), dtype=np.float32)
-        return v
-
-
-_EMBEDDER = None
-
-
-def _embed_init(name: str, cache_dir: str) -> None:
-    global _EMBEDDER
-    _EMBEDDER = make_embedder(name, Path(cache_dir))
-
-
-def _embed_job(job: tuple[str, list[str]]) -> tuple[str, list[str], list[np.ndarray], float]:
-    """Passages in one batch call per chunk, queries one at a time exactly as MemoryService.read
-    asks for them; "check" compares batch and one-at-a-time vectors for a few passages."""
-    kind, texts = job
-    assert _EMBEDDER is not None
-    if kind == "passage":
-        return kind, texts, [np.asarray(v, dtype=np.float32) for v in _EMBEDDER.embed_passages(texts)], 0.0
-    if kind == "check":
-        batch = np.asarray(_EMBEDDER.embed_passages(texts), dtype=np.float32)
-        single = np.stack([np.asarray(_EMBEDDER.embed_passages([t])[0], dtype=np.float32) for t in texts])
-        return kind, texts, [], float(np.abs(batch - single).max())
-    return kind, texts, [np.asarray(_EMBEDDER.embed_query(t), dtype=np.float32) for t in texts], 0.0
-
-
-def embed_all(table: VectorTable, passages: list[str], queries: list[str], workers: int) -> float:
-    """Fill the table with the real model, in `workers` spawned processes (the int8 model runs on
-    one thread per process). Returns the max |batch - single| difference seen on a spot check."""
-    passages = [t for t in dict.fromkeys(passages) if t not in table.passages]
-    queries = [t for t in dict.fromkeys(queries + ["probe"]) if t not in table.queries]
-    jobs: list[tuple[str, list[str]]] = [("check", passages[:8])] if passages else []
-    jobs += [("passage", passages[i : i + EMBED_CHUNK]) for i in range(0, len(passages), EMBED_CHUNK)]
-    jobs += [("query", queries[i : i + EMBED_CHUNK]) for i in range(0, len(queries), EMBED_CHUNK)]
-    diff = 0.0
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(max(1, workers), initializer=_embed_init, initargs=(table.name, str(table._cache_dir))) as pool:
-        for kind, texts, vecs, check in pool.imap_unordered(_embed_job, jobs):
-            if kind == "check":
-                diff = max(diff, check)
-                continue
-            target = table.passages if kind == "passage" else table.queries
-            for t, v in zip(texts, vecs):
-                target[t] = v
-    return diff
-
-
-# --- building --------------------------------------------------------------------------------
-
-
-def build_template(conv: Conversation, table: VectorTable, root: Path) -> ConvData:
-    db = root / f"{conv.sample_id}.template.db"
-    svc = MemoryService(Settings(db=db), embedder=table)
-    try:
-        memory_of = {t.dia_id: svc.write(t.content, metadata=t.metadata).id for t in conv.turns}
-    finally:
-        svc.close()
-    for suffix in ("-wal", "-shm"):
-        leftover = Path(str(db) + suffix)
-        if leftover.exists() and leftover.stat().st_size > 0:
-            raise RuntimeError(f"{leftover} not checkpointed after close; cannot copy the template")
-    questions = [
-        Q(q.index, q.question, q.category, q.evidence, frozenset(memory_of[d] for d in q.evidence))
-        for q in conv.questions
-        if q.category in CATEGORIES_USED
-    ]
-    return ConvData(conv.sample_id, conv.split, len(conv.turns), len(set(memory_of.values())), questions, db)
-
-
-# --- one run ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Unit:
-    conv: str
-    seed: int
-    eps: float
-    config: str
-    overrides: tuple[tuple[str, Any], ...]
-    user: str
-    batch: bool
-    rounds: int
-    measure_every_round: bool
-    max_train: int | None
-
-    @property
-    def cost(self) -> float:
-        return (2.0 if self.measure_every_round else 1.0) * self.rounds
-
-
-# Filled in the parent before the worker pool forks; workers only read them.
-_CONVS: dict[str, ConvData] = {}
-_TABLE: VectorTable | None = None
-
-
-def question_metrics(ranked: list[str], gold: frozenset[str]) -> tuple[float, float, float, float, tuple[int, ...]]:
-    """(P@1, MRR@10, nDCG@10 with binary gains, R@5, the rank of each gold memory in sorted-id
-    order, ABSENT_RANK when not in the list)."""
-    pos = {mid: i for i, mid in enumerate(ranked, start=1)}
-    ranks = tuple(pos.get(g, ABSENT_RANK) for g in sorted(gold))
-    first = min(ranks)
-    p1 = 1.0 if first == 1 else 0.0
-    mrr = 1.0 / first if first <= 10 else 0.0
-    dcg = sum(1.0 / math.log2(r + 1) for r in ranks if r <= 10)
-    idcg = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(gold), 10) + 1))
-    r5 = sum(1 for r in ranks if r <= 5) / len(gold)
-    return p1, mrr, dcg / idcg, r5, ranks
-
-
-def measure(svc: MemoryService, questions: Iterable[Q]) -> dict[int, tuple]:
-    """Ask every question without recording (state unchanged)."""
-    out = {}
-    for q in questions:
-        ranked = [it.id for it in svc.read(q.text, top_k=MEASURE_TOP_K, record=False).items]
-        out[q.index] = question_metrics(ranked, q.gold)
-    return out
-
-
-def examine(n_items: int, eps: float, key: tuple) -> list[tuple[int, bool]]:
-    """(0-based position, flipped) for each examined position: rank i is examined with
-    probability 1/i, its judgement flipped with probability eps. The draws are fixed per position
-    by `key`, so every configuration and every eps sees the same ones."""
-    rng = _rng(*key, "user")
-    draws = [(rng.random(), rng.random()) for _ in range(TRAIN_TOP_K)]
-    return [(i, draws[i][1] < eps) for i in range(min(n_items, TRAIN_TOP_K)) if draws[i][0] < 1.0 / (i + 1)]
-
-
-def report(svc: MemoryService, read_id: str, judged: list[tuple[str, int]], volume: dict[str, int]) -> None:
-    """The simulated user's report through the real tools: memory_feedback per sign (with the
-    read's read_id, so the query's concepts are taught), rate_memory per examined item."""
-    pos = [mid for mid, j in judged if j > 0]
-    neg = [mid for mid, j in judged if j < 0]
-    for ids, outcome in ((pos, 1.0), (neg, -1.0)):
-        if ids:
-            svc.feedback(ids, outcome, read_id=read_id)
-            volume["feedback_calls"] += 1
-    for mid, j in judged:
-        svc.rate(mid, j)
-        volume["rate_calls"] += 1
-    volume["reported_pos"] += len(pos)
-    volume["reported_neg"] += len(neg)
-
-
-def run_unit(u: Unit) -> dict[str, Any]:
-    """One configuration on one conversation for one seed and eps, on a fresh copy of the template."""
-    conv = _CONVS[u.conv]
-    assert _TABLE is not None and conv.template is not None
-    started, cpu = time.perf_counter(), time.process_time()
-    split = split_questions(conv, u.seed, u.max_train)
-    every = [*split.train, *split.transfer, *split.control]
-    volume = dict.fromkeys(
-        ("reads", "examined", "gold_examined", "reported_pos", "reported_neg", "feedback_calls", "rate_calls"), 0
-    )
-    measured: dict[int, dict[int, tuple]] = {}
-    with tempfile.TemporaryDirectory(prefix="mnemo-learn-") as tmp:
-        db = Path(tmp) / "run.db"
-        shutil.copyfile(conv.template, db)
-        svc = MemoryService(Settings(db=db, **dict(u.overrides)), embedder=_TABLE)
-        try:
-            if u.user == "cold":
-                measured[0] = measure(svc, every)
-            for rnd in range(1, u.rounds + 1 if u.user != "cold" else 1):
-                order = list(split.train)
-                _rng(u.seed, u.conv, rnd, "order").shuffle(order)
-                pending: list[tuple[str, list[tuple[str, int]]]] = []
-                for q in order:
-                    res = svc.read(q.text, top_k=TRAIN_TOP_K)  # recorded, like a real memory_read
-                    volume["reads"] += 1
-                    if u.user == "none":
-                        continue
-                    judged = []
-                    for i, flipped in examine(len(res.items), u.eps, (u.seed, u.conv, rnd, q.index)):
-                        mid = res.items[i].id
-                        truth = 1 if mid in q.gold else -1
-                        judged.append((mid, -truth if flipped else truth))
-                        volume["gold_examined"] += truth > 0
-                    volume["examined"] += len(judged)
-                    if u.batch:
-                        pending.append((res.read_id, judged))
-                    else:
-                        report(svc, res.read_id, judged, volume)
-                if u.user == "shuffled" and pending:
-                    # Same items examined, same multiset of judgements, assigned at random.
-                    labels = [j for _, judged in pending for _, j in judged]
-                    _rng(u.seed, u.conv, rnd, u.eps, "permute").shuffle(labels)
-                    it = iter(labels)
-                    pending = [(rid, [(mid, next(it)) for mid, _ in judged]) for rid, judged in pending]
-                for rid, judged in pending:
-                    report(svc, rid, judged, volume)
-                if u.measure_every_round or rnd == u.rounds:
-                    measured[rnd] = measure(svc, every)
-        finally:
-            svc.close()
-    return {
-        "unit": u,
-        "measured": measured,
-        "volume": volume,
-        "seconds": time.perf_counter() - started,
-        "cpu_seconds": time.process_time() - cpu,
-    }
-
-
-def run_units(units: list[Unit], workers: int, label: str) -> list[dict[str, Any]]:
-    """Run units (largest first) in `workers` forked processes that share the filled tables."""
-    units = sorted(units, key=lambda u: -u.cost)
-    out: list[dict[str, Any]] = []
-    t0 = time.perf_counter()
-
-    def progress(r: dict[str, Any]) -> None:
-        out.append(r)
-        u = r["unit"]
-        print(
-            f"  [{label} {len(out):3d}/{len(units)}] {u.config:<18} eps={u.eps:<4} seed={u.seed} {u.conv:<8} "
-            f"{r['seconds']:6.1f}s (elapsed {time.perf_counter() - t0:6.1f}s)",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    if workers <= 1:
-        for u in units:
-            progress(run_unit(u))
-    else:
-        with mp.get_context("fork").Pool(workers) as pool:
-            for r in pool.imap_unordered(run_unit, units, chunksize=1):
-                progress(r)
-    return out
-
-
-# --- planning --------------------------------------------------------------------------------
-
-
-@dataclass
-class Plan:
-    convs: list[str]
-    seeds: list[int]
-    eps: list[float]
-    rounds: int
-    max_train: int | None
-    configs: dict[str, Config]  # name -> config (static first)
-    eps_of: dict[str, list[float]]  # config -> eps values it runs at
-    curves: set[str]
-
-    def units(self) -> list[Unit]:
-        units = [Unit(c, 0, 0.0, "cold", (), "cold", False, 0, False, self.max_train) for c in self.convs]
-        for name, cfg in self.configs.items():
-            for eps in self.eps_of[name]:
-                for seed in self.seeds:
-                    for conv in self.convs:
-                        units.append(
-                            Unit(
-                                conv,
-                                seed,
-                                eps,
-                                name,
-                                tuple(sorted(cfg.overrides.items())),
-                                cfg.user,
-                                cfg.batch,
-                                self.rounds,
-                                name in self.curves,
-                                self.max_train,
-                            )
-                        )
-        return units
-
-
-# --- aggregation -----------------------------------------------------------------------------
-
-
-def bootstrap_ci(d: np.ndarray, rng: np.random.Generator, n: int = BOOTSTRAP) -> tuple[float, float]:
-    if len(d) == 0:
-        return (float("nan"), float("nan"))
-    means = d[rng.integers(0, len(d), size=(n, len(d)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def aggregate(plan: Plan, runs: list[dict[str, Any]], bootstrap: int) -> dict[str, Any]:
-    convs = {c: _CONVS[c] for c in plan.convs}
-    by_key: dict[tuple, dict[str, Any]] = {}
-    cold: dict[str, dict[int, tuple]] = {}
-    for r in runs:
-        u: Unit = r["unit"]
-        if u.config == "cold":
-            cold[u.conv] = r["measured"][0]
-        else:
-            by_key[(u.config, u.eps, u.seed, u.conv)] = r
-    splits = {(s, c): split_questions(convs[c], s, plan.max_train) for s in plan.seeds for c in plan.convs}
-    static_eps = plan.eps_of["static"][0]
-
-    def static_final(seed: int, conv: str) -> dict[int, tuple]:
-        return by_key[("static", static_eps, seed, conv)]["measured"][plan.rounds]
-
-    rng = np.random.default_rng(20240601)
-    results: dict[str, Any] = {}
-    for eps in plan.eps:
-        per_eps: dict[str, Any] = {}
-        for name in plan.configs:
-            if eps not in plan.eps_of[name] and name != "static":
-                continue
-            run_eps = eps if name != "static" else static_eps
-            entry: dict[str, Any] = {}
-            vol = [by_key[(name, run_eps, s, c)]["volume"] for s in plan.seeds for c in plan.convs]
-            entry["volume_per_seed"] = {k: sum(v[k] for v in vol) / len(plan.seeds) for k in vol[0]}
-            for group in GROUPS:
-                cases = [(s, c, q) for s in plan.seeds for c in plan.convs for q in splits[(s, c)].groups()[group]]
-                if not cases:
-                    continue
-                rounds = sorted(by_key[(name, run_eps, plan.seeds[0], plan.convs[0])]["measured"])
-                g: dict[str, Any] = {"n_questions": len({(c, q.index) for _, c, q in cases}), "n_cases": len(cases)}
-
-                def clustered(values: dict[tuple[str, int], list[float]]) -> np.ndarray:
-                    return np.array([sum(v) / len(v) for v in values.values()])
-
-                round_means = {}
-                for rnd in [0, *rounds]:
-                    row = {}
-                    for mi, metric in enumerate(METRICS):
-                        vals: dict[tuple[str, int], list[float]] = {}
-                        for s, c, q in cases:
-                            m = cold[c] if rnd == 0 else by_key[(name, run_eps, s, c)]["measured"][rnd]
-                            vals.setdefault((c, q.index), []).append(m[q.index][mi])
-                        row[metric] = float(clustered(vals).mean())
-                    round_means[str(rnd)] = row
-                g["rounds"] = round_means
-                g["final"] = round_means[str(plan.rounds)]
-                vs: dict[str, Any] = {}
-                per_seed: dict[str, list[float]] = {}
-                for mi, metric in enumerate(METRICS):
-                    diffs: dict[tuple[str, int], list[float]] = {}
-                    for s, c, q in cases:
-                        mine = by_key[(name, run_eps, s, c)]["measured"][plan.rounds][q.index][mi]
-                        diffs.setdefault((c, q.index), []).append(mine - static_final(s, c)[q.index][mi])
-                    d = clustered(diffs)
-                    lo, hi = bootstrap_ci(d, rng, bootstrap)
-                    vs[metric] = {"diff": float(d.mean()), "ci95": [lo, hi]}
-                    per_seed[metric] = [
-                        float(
-                            np.mean(
-                                [
-                                    by_key[(name, run_eps, s, c)]["measured"][plan.rounds][q.index][mi]
-                                    for s2, c, q in cases
-                                    if s2 == s
-                                ]
-                            )
-                        )
-                        for s in plan.seeds
-                        if any(s2 == s for s2, _, _ in cases)
-                    ]
-                g["vs_static"] = vs
-                g["per_seed_final"] = per_seed
-                worse = better = down = up = 0
-                for s, c, q in cases:
-                    mine = by_key[(name, run_eps, s, c)]["measured"][plan.rounds][q.index]
-                    base = static_final(s, c)[q.index]
-                    worse += mine[2] < base[2] - 1e-12
-                    better += mine[2] > base[2] + 1e-12
-                    down += any(a > b for a, b in zip(mine[4], base[4]))
-                    up += any(a < b for a, b in zip(mine[4], base[4]))
-                n = len(cases)
-                g["changed_vs_static"] = {
-                    "worse_ndcg@10": worse / n,
-                    "better_ndcg@10": better / n,
-                    "any_gold_down": down / n,
-                    "any_gold_up": up / n,
-                }
-                entry[group] = g
-            per_eps[name] = entry
-        results[f"{eps:g}"] = per_eps
-    # Static must not move: reads without feedback change quality but not the order.
-    drift = sum(static_final(s, c)[qi][4] != cold[c][qi][4] for s in plan.seeds for c in plan.convs for qi in cold[c])
-    return {"results": results, "static_drift_questions": int(drift)}
-
-
-def split_summary(plan: Plan) -> dict[str, Any]:
-    rows = {}
-    for c in plan.convs:
-        conv = _CONVS[c]
-        sizes = [split_questions(conv, s, plan.max_train) for s in plan.seeds]
-        rows[c] = {
-            "split": conv.split,
-            "turns": conv.turns,
-            "memories": conv.memories,
-            "questions_cat1-4": len(conv.questions),
-            "train": [len(x.train) for x in sizes],
-            "transfer": [len(x.transfer) for x in sizes],
-            "control": [len(x.control) for x in sizes],
-        }
-    return rows
-
-
-# --- output ----------------------------------------------------------------------------------
-
-_GROUP_TITLES = {
-    "train": "training questions asked again",
-    "transfer": "held-out, transfer (shares an evidence turn with a training question)",
-    "control": "held-out, control (shares no evidence turn)",
-}
-
-
-def _ci(v: dict[str, Any]) -> str:
-    lo, hi = v["ci95"]
-    return f"{v['diff']:+.3f} [{lo:+.3f},{hi:+.3f}]"
-
-
-def format_group_table(per_eps: dict[str, Any], group: str) -> str:
-    head = (
-        f"{'config':<18}{'P@1':>6}{'MRR':>7}{'nDCG10':>7}{'R@5':>7}   {'dP@1 [95% CI]':<24}{'dMRR [95% CI]':<24}"
-        f"{'worse':>6}{'better':>7}{'gold-dn':>8}"
-    )
-    lines = [head, "-" * len(head)]
-    for name, entry in per_eps.items():
-        g = entry.get(group)
-        if not g:
-            continue
-        f, vs, ch = g["final"], g["vs_static"], g["changed_vs_static"]
-        lines.append(
-            f"{name:<18}{f['p@1']:6.3f}{f['mrr']:7.3f}{f['ndcg@10']:7.3f}{f['r@5']:7.3f}   "
-            f"{_ci(vs['p@1']):<24}{_ci(vs['mrr']):<24}"
-            f"{100 * ch['worse_ndcg@10']:5.1f}%{100 * ch['better_ndcg@10']:6.1f}%{100 * ch['any_gold_down']:7.1f}%"
-        )
-    return "\n".join(lines)
-
-
-def format_curves(results: dict[str, Any], curves: set[str], rounds: int) -> str:
-    lines = []
-    head = f"{'config':<14}{'eps':<6}{'group':<10}" + "".join(f"{'r' + str(r):>7}" for r in range(rounds + 1))
-    for metric in ("p@1", "mrr"):
-        lines.append(f"learning curve, {metric} (r0 = cold start, identical for every configuration):")
-        lines.append(head)
-        for eps, per_eps in results.items():
-            for name in per_eps:
-                if name not in curves:
-                    continue
-                for group in GROUPS:
-                    g = per_eps[name].get(group)
-                    if not g:
-                        continue
-                    cells = "".join(
-                        f"{g['rounds'][str(r)][metric]:7.3f}" if str(r) in g["rounds"] else f"{'':>7}"
-                        for r in range(rounds + 1)
-                    )
-                    lines.append(f"{name:<14}{eps:<6}{group:<10}{cells}")
-        lines.append("")
-    return "\n".join(lines).rstrip()
-
-
-def format_volume(results: dict[str, Any]) -> str:
-    head = f"{'config':<22}{'eps':<6}{'reads':>7}{'examined':>9}{'gold ex.':>9}{'+1 sent':>8}{'-1 sent':>8}{'fb calls':>9}{'ratings':>8}"
-    lines = ["feedback volume per seed (all rounds, all selected conversations):", head]
-    for eps, per_eps in results.items():
-        for name, entry in per_eps.items():
-            v = entry["volume_per_seed"]
-            lines.append(
-                f"{name:<22}{eps:<6}{v['reads']:7.0f}{v['examined']:9.0f}{v['gold_examined']:9.0f}"
-                f"{v['reported_pos']:8.0f}{v['reported_neg']:8.0f}{v['feedback_calls']:9.0f}{v['rate_calls']:8.0f}"
-            )
-    return "\n".join(lines)
-
-
-def format_summary(results: dict[str, Any]) -> str:
-    """One line per configuration and eps: final P@1 change on each group, control damage."""
-    head = (
-        f"{'config':<22}{'eps':<6}{'train dP@1 [CI]':<26}{'transfer dP@1 [CI]':<26}{'control dP@1 [CI]':<26}"
-        f"{'ctrl worse':>10}{'ctrl gold-dn':>13}"
-    )
-    lines = [head, "-" * len(head)]
-    for eps, per_eps in results.items():
-        for name, entry in per_eps.items():
-            if name == "static":
-                continue
-            cells = []
-            for group in GROUPS:
-                g = entry.get(group)
-                cells.append(f"{_ci(g['vs_static']['p@1']):<26}" if g else f"{'-':<26}")
-            ctrl = entry.get("control")
-            ch = ctrl["changed_vs_static"] if ctrl else None
-            tail = f"{100 * ch['worse_ndcg@10']:9.1f}%{100 * ch['any_gold_down']:12.1f}%" if ch else ""
-            lines.append(f"{name:<22}{eps:<6}" + "".join(cells) + tail)
-    return "\n".join(lines)
-
 
 # --- command line ----------------------------------------------------------------------------
 
@@ -937,7 +361,6 @@ def effective_settings(overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global _TABLE
     args = parse_args(argv)
     started = time.perf_counter()
     try:
@@ -955,20 +378,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = [q.question for c in convs for q in c.questions if q.category in CATEGORIES_USED]
     check = embed_all(table, [t.content for c in convs for t in c.turns], questions, args.workers)
     embed_seconds = time.perf_counter() - t0
-    _TABLE = table
 
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-learning-") as tmp:
         t0 = time.perf_counter()
-        for c in convs:
-            _CONVS[c.sample_id] = build_template(c, table, Path(tmp))
+        templates = {c.sample_id: build_template(c, table, Path(tmp)) for c in convs}
         write_seconds = time.perf_counter() - t0
+        install(table, templates)
         plan = make_plan(args, [c.sample_id for c in convs])
         units = plan.units()
         print(f"{len(units)} runs on {args.workers} worker(s)", file=sys.stderr)
         t0 = time.perf_counter()
         runs = run_units(units, args.workers, "sweep" if args.sweep else "run")
         run_seconds = time.perf_counter() - t0
-    agg = aggregate(plan, runs, args.bootstrap)
+    agg = aggregate(plan, runs, args.bootstrap, templates)
     results = agg["results"]
 
     report_json: dict[str, Any] = {
@@ -1015,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             for name, cfg in plan.configs.items()
         },
-        "splits": split_summary(plan),
+        "splits": split_summary(plan, templates),
         "static_drift_questions": agg["static_drift_questions"],
         "results": results,
         "seconds": {
@@ -1057,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 n = next(e[group]["n_questions"] for e in per_eps.values() if group in e)
                 print()
                 print(
-                    f"eps={eps}, round {plan.rounds}, {_GROUP_TITLES[group]} ({n} distinct questions); "
+                    f"eps={eps}, round {plan.rounds}, {GROUP_TITLES[group]} ({n} distinct questions); "
                     "worse/better = nDCG@10 vs static, gold-dn = some gold ranked lower"
                 )
                 print(format_group_table(per_eps, group))
