@@ -178,7 +178,9 @@ def build_template(conv: Conversation, table: VectorTable, root: Path) -> ConvDa
     db = root / f"{conv.sample_id}.template.db"
     svc = MemoryService(Settings(db=db), embedder=table)
     try:
-        memory_of = {t.dia_id: svc.write(t.content, metadata=t.metadata).id for t in conv.turns}
+        # Every turn is its own memory: the near-duplicate check would fold a few repeated turns
+        # ("Thanks!") into one, which changes the gold set, not the ranking.
+        memory_of = {t.dia_id: svc.write(t.content, metadata=t.metadata, allow_duplicate=True).id for t in conv.turns}
     finally:
         svc.close()
     for suffix in ("-wal", "-shm"):

@@ -143,7 +143,10 @@ def build(convs: Iterable[Conversation], embedder: PrecomputedEmbedder, root: Pa
         try:
             memory_of = {}
             for turn in conv.turns:
-                memory_of[turn.dia_id] = svc.write(turn.content, metadata=turn.metadata, now=WRITE_TIME).id
+                # One memory per turn (the gold set is per turn), so the near-duplicate check is waived.
+                memory_of[turn.dia_id] = svc.write(
+                    turn.content, metadata=turn.metadata, now=WRITE_TIME, allow_duplicate=True
+                ).id
         finally:
             svc.close()
         built.append(BuiltConversation(conv, db, memory_of, len(set(memory_of.values()))))

@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--type", default="note", dest="memory_type", help="memory type (default: note)")
     w.add_argument("--metadata", help="a JSON object")
     w.add_argument("--domain", help="scope, e.g. a project name")
+    w.add_argument("--supersedes", action="append", default=[], metavar="ID", help="a memory this one corrects (repeatable; archived and linked)")
+    w.add_argument("--allow-duplicate", action="store_true", help="store even when a near-duplicate exists")
+    w.add_argument("--source", default="write", help="who captured it: 'write' (deliberate, default) or e.g. 'hook' (expires sooner)")
 
     r = sub.add_parser("read", help="recall memories for a query")
     r.add_argument("query")
@@ -47,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--domain")
     r.add_argument("--min-relevance", type=float)
     r.add_argument("--include-archived", action="store_true")
+    r.add_argument("--expand", action=argparse.BooleanOptionalAction, default=None, help="expand the query through learned concept links (default: MNEMO_EXPAND_ASSOCIATIONS)")
 
     f = sub.add_parser("feedback", help="report an outcome (-1.0 .. 1.0) for memories")
     f.add_argument("outcome", type=float)
@@ -66,6 +70,17 @@ def _parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("delete", help="erase a memory permanently")
     d.add_argument("memory_id")
+
+    c = sub.add_parser("consolidate", help="archive unused memories, move tiers, merge near-duplicates, decay links")
+    c.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    c.add_argument("--now", help="run as of this ISO-8601 date, e.g. 2027-06-01 (simulations, tests)")
+
+    rs = sub.add_parser("restore", help="bring an archived memory back into reads")
+    rs.add_argument("memory_id")
+
+    ar = sub.add_parser("archive", help="take a memory out of reads without deleting it")
+    ar.add_argument("memory_id")
+    ar.add_argument("--reason")
 
     e = sub.add_parser("export", help="write every memory and its learned state as JSON lines")
     e.add_argument("-o", "--output", help="file (default: standard output)")
@@ -96,9 +111,38 @@ def _human_read(r) -> None:
         print("no memories found")
     for i, it in enumerate(r.items, start=1):
         tags = f" [{', '.join(it.tags)}]" if it.tags else ""
-        print(f"{i}. {it.id[:12]} score={it.score:.3f} rel={it.relevance:.3f} val={it.valence:+.2f} q={it.quality:.2f}{tags}")
+        flags = f" {it.tier}" + (" archived" if it.archived else "") + (f" via={it.expanded_via}" if it.expanded_via else "")
+        print(f"{i}. {it.id[:12]} score={it.score:.3f} rel={it.relevance:.3f} val={it.valence:+.2f} q={it.quality:.2f}{flags}{tags}")
+        if it.superseded_by:
+            print(f"   superseded by {it.superseded_by}")
         print("   " + it.content.replace("\n", "\n   "))
+    if r.expanded_concepts:
+        print(f"expanded with: {', '.join(r.expanded_concepts)}")
     print(f"read_id: {r.read_id}")
+
+
+def _human_consolidation(r) -> None:
+    head = "dry run as of" if r.dry_run else "consolidated as of"
+    print(f"{head} {r.as_of}: {r.examined} live memories examined")
+    print("  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.counts.items()))
+    for kind in ("archived", "promoted", "demoted", "merged"):
+        for ch in getattr(r, kind):
+            into = f" -> {ch.into[:12]}" if ch.into else ""
+            print(f"  {kind:8} {ch.id[:12]}{into}  {ch.reason}  | {ch.preview}")
+    if r.truncated:
+        print("  (lists truncated; counts are complete; use --json for the first entries of each)")
+
+
+def _parse_now(text: str):
+    from datetime import datetime, timezone
+
+    from .errors import InvalidInput
+
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"--now {text!r} is not an ISO-8601 date; use e.g. 2027-06-01 or 2027-06-01T12:00:00+00:00") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def _human_kv(r) -> None:
@@ -115,10 +159,27 @@ def _run(args: argparse.Namespace) -> int:
         if cmd == "write":
             content = sys.stdin.read() if args.content == "-" else args.content
             meta = json.loads(args.metadata) if args.metadata else None
-            _print(svc.write(content, args.tag, args.memory_type, meta, args.domain), args.json, _human_kv)
+            r = svc.write(
+                content,
+                args.tag,
+                args.memory_type,
+                meta,
+                args.domain,
+                supersedes=args.supersedes,
+                allow_duplicate=args.allow_duplicate,
+                source=args.source,
+            )
+            _print(r, args.json, _human_kv)
         elif cmd == "read":
-            r = svc.read(args.query, args.top_k, args.tag, args.domain, args.min_relevance, args.include_archived)
+            r = svc.read(args.query, args.top_k, args.tag, args.domain, args.min_relevance, args.include_archived, args.expand)
             _print(r, args.json, _human_read)
+        elif cmd == "consolidate":
+            now = _parse_now(args.now) if args.now else None
+            _print(svc.consolidate(dry_run=args.dry_run, now=now), args.json, _human_consolidation)
+        elif cmd == "restore":
+            _print(svc.restore(args.memory_id), args.json, _human_kv)
+        elif cmd == "archive":
+            _print(svc.archive(args.memory_id, args.reason), args.json, _human_kv)
         elif cmd == "feedback":
             r = svc.feedback(args.memory_ids, args.outcome, args.read_id, args.query_concepts, source="cli")
             _print(r, args.json, _human_kv)

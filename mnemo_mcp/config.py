@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .core.lifecycle import RetentionPolicy, TierPolicy
+
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -69,6 +71,37 @@ class Settings(BaseSettings):
     context_gate_floor: float = Field(0.1, ge=0.0, le=1.0, description="relevance below which links do nothing")
     association_rate: float = Field(0.2, gt=0.0, le=1.0, description="Hebbian rate for concept links")
 
+    # Associations (Hebbian concept links)
+    write_link_rate: float = Field(0.05, ge=0.0, le=1.0, description="weak link between concepts of one memory, on write")
+    write_link_concepts: int = Field(5, ge=0, le=16, description="leading concepts of a memory linked on write")
+    link_half_life_days: float = Field(90.0, gt=0.0, description="unused links lose half their weight in this time")
+    link_prune_below: float = Field(0.01, ge=0.0, le=1.0, description="decayed links never touched by feedback are dropped below this")
+    expand_associations: bool = Field(False, description="memory_read expands the query through strong links by default")
+    expand_concepts: int = Field(4, ge=1, le=16, description="linked concepts added by an expansion")
+    expand_min_weight: float = Field(0.1, ge=0.0, le=1.0, description="weakest link an expansion follows")
+    expand_weight: float = Field(0.5, ge=0.0, le=1.0, description="relevance of a memory reached only through a link, relative to a direct match")
+
+    # Lifecycle
+    auto_consolidate: bool = Field(True, description="consolidate on server start when due, and every N writes")
+    consolidate_interval_hours: float = Field(24.0, gt=0.0)
+    consolidate_every_writes: int = Field(500, ge=0, description="0: only by the interval")
+    retention_days_low: float = Field(30.0, gt=0.0, description="unused days before archiving, quality below 0.3")
+    retention_days_fair: float = Field(90.0, gt=0.0, description="... quality below 0.5")
+    retention_days_good: float = Field(180.0, gt=0.0, description="... quality below 0.7")
+    retention_days_high: float = Field(365.0, gt=0.0, description="... quality 0.7 and above")
+    auto_retention_factor: float = Field(0.5, gt=0.0, le=1.0, description="share of the window for automatically captured memories")
+    recency_half_life_days: float = Field(30.0, gt=0.0, description="recency part of the consolidation score")
+    history_standing: float = Field(0.6, ge=0.0, le=1.0)
+    history_uses: int = Field(2, ge=0)
+    pattern_standing: float = Field(0.75, ge=0.0, le=1.0)
+    pattern_uses: int = Field(5, ge=0)
+    pattern_positive: int = Field(3, ge=0)
+    history_keep: float = Field(0.5, ge=0.0, le=1.0, description="history drops to working below this standing")
+    pattern_keep: float = Field(0.65, ge=0.0, le=1.0, description="pattern drops to history below this standing")
+    dedup: bool = Field(True, description="report near-duplicate writes instead of storing them")
+    duplicate_similarity: float = Field(0.95, gt=0.0, le=1.0, description="cosine at which a write is a near-duplicate")
+    merge_scan_per_run: int = Field(2000, ge=0, description="memories checked for near-duplicates per consolidation")
+
     # Quality score weights (normalized to sum 1 when used)
     quality_w_rating: float = Field(0.30, ge=0.0)
     quality_w_access: float = Field(0.30, ge=0.0)
@@ -94,7 +127,32 @@ class Settings(BaseSettings):
         )
         if sum(weights) <= 0:
             raise ValueError("at least one MNEMO_QUALITY_W_* weight must be positive")
+        windows = (self.retention_days_low, self.retention_days_fair, self.retention_days_good, self.retention_days_high)
+        if list(windows) != sorted(windows):
+            raise ValueError("MNEMO_RETENTION_DAYS_LOW <= _FAIR <= _GOOD <= _HIGH: better memories are kept longer")
+        if self.history_keep > self.history_standing or self.pattern_keep > self.pattern_standing:
+            raise ValueError("a tier's keep threshold (MNEMO_*_KEEP) must not exceed its promotion standing")
         return self
+
+    def retention_policy(self) -> RetentionPolicy:
+        return RetentionPolicy(
+            self.retention_days_low,
+            self.retention_days_fair,
+            self.retention_days_good,
+            self.retention_days_high,
+            self.auto_retention_factor,
+        )
+
+    def tier_policy(self) -> TierPolicy:
+        return TierPolicy(
+            self.history_standing,
+            self.history_uses,
+            self.pattern_standing,
+            self.pattern_uses,
+            self.pattern_positive,
+            self.history_keep,
+            self.pattern_keep,
+        )
 
     @property
     def boost_enabled(self) -> bool:

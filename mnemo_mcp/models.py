@@ -15,6 +15,16 @@ class WriteResult(BaseModel):
     created: bool = Field(description="false when the same content was already stored (tags merged)")
     concepts: list[str]
     tags: list[str]
+    tier: str = "working"
+    duplicate_of: str | None = Field(
+        None, description="not stored: this near-duplicate memory exists (write with allow_duplicate=true to store anyway)"
+    )
+    similarity: float | None = Field(None, description="cosine similarity to duplicate_of")
+    superseded: list[str] | None = Field(None, description="ids archived and replaced by this memory")
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self))
 
 
 class MemoryItem(BaseModel):
@@ -28,14 +38,15 @@ class MemoryItem(BaseModel):
     quality: float = Field(description="quality score 0..1 (0.5 = new)")
     score: float = Field(description="final ranking score: relevance plus learned signals")
     created_at: str
+    tier: str = Field("working", description="working (unproven), history (proven), pattern (consistently helpful)")
     archived: bool = False
+    superseded_by: str | None = Field(None, description="the memory that replaced this one")
+    expanded_via: str | None = Field(None, description="reached through this associated concept, not the query's words")
 
     @model_serializer(mode="wrap")
     def _drop_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Shown to the model as JSON on every read: leave out what says nothing (no domain, live).
-        data = handler(self)
-        if data.get("domain") is None:
-            data.pop("domain", None)
+        data = _without_none(handler(self))
         if data.get("archived") is False:
             data.pop("archived", None)
         return data
@@ -45,6 +56,11 @@ class ReadResult(BaseModel):
     read_id: str = Field(description="pass to memory_feedback so it learns for this kind of question")
     query_concepts: list[str]
     items: list[MemoryItem]
+    expanded_concepts: list[str] | None = Field(None, description="concepts added through learned associations")
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self))
 
 
 class ValenceChange(BaseModel):
@@ -57,6 +73,7 @@ class FeedbackResult(BaseModel):
     updated: list[ValenceChange]
     not_found: list[str]
     associations_strengthened: int
+    associations_weakened: int = 0
     context_links_updated: int = Field(0, description="query-concept -> memory links taught by this call")
 
 
@@ -95,6 +112,11 @@ class QualityReport(BaseModel):
     rating_history: list[RatingEntry]
     recent_feedback: list[FeedbackEvent]
     archived: bool
+    tier: str = "working"
+    source: str = "write"
+    archive_reason: str | None = None
+    superseded_by: str | None = None
+    supersedes: list[str] = Field(default_factory=list, description="memories this one replaced or absorbed")
 
 
 class StatsResult(BaseModel):
@@ -105,11 +127,13 @@ class StatsResult(BaseModel):
     quality_histogram: list[int] = Field(description="live memories per quality tenth: [0-0.1), ... [0.9-1]")
     by_type: dict[str, int]
     by_domain: dict[str, int]
+    by_tier: dict[str, int] = Field(default_factory=dict)
     feedback_events: int
     associations: int
     db_size_bytes: int
     embedding_model: str | None
     embedding_dim: int | None
+    last_consolidation: str | None = Field(None, description="as-of date of the last consolidation run")
 
 
 class DeleteResult(BaseModel):
@@ -124,6 +148,42 @@ class ImportResult(BaseModel):
     feedback_events: int
     associations: int
     context_links: int
+
+
+class LifecycleChange(BaseModel):
+    id: str
+    preview: str
+    reason: str
+    tier: str | None = None
+    into: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self))
+
+
+class ConsolidationReport(BaseModel):
+    as_of: str
+    dry_run: bool
+    examined: int = Field(description="live memories looked at")
+    counts: dict[str, int] = Field(description="archived, promoted, demoted, merged, quality_updated, links_decayed, links_pruned")
+    archived: list[LifecycleChange]
+    promoted: list[LifecycleChange]
+    demoted: list[LifecycleChange]
+    merged: list[LifecycleChange]
+    truncated: bool = Field(False, description="lists hold the first entries only; counts are complete")
+
+
+class LifecycleResult(BaseModel):
+    id: str
+    archived: bool
+    tier: str
+    content_preview: str
+    changed: bool = Field(description="false when it already was in that state")
+
+
+def _without_none(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
 
 
 def preview(content: str, n: int = 80) -> str:

@@ -17,8 +17,10 @@ from . import __version__
 from .config import Settings
 from .errors import MnemoError
 from .models import (
+    ConsolidationReport,
     DeleteResult,
     FeedbackResult,
+    LifecycleResult,
     QualityReport,
     RateResult,
     ReadResult,
@@ -46,6 +48,29 @@ class AppState:
     service: MemoryService | None = None
     error: str | None = None
     warmup: threading.Thread | None = field(default=None, repr=False)
+    consolidation: threading.Thread | None = field(default=None, repr=False)
+
+    def consolidate_in_background(self, after: threading.Thread | None = None) -> None:
+        """Start an automatic consolidation if one is due and none is running in this process.
+        Runs off the request path: a tool call never waits for more than one page of it."""
+        svc = self.service
+        if svc is None or not self.settings.auto_consolidate:
+            return
+        if self.consolidation is not None and self.consolidation.is_alive():
+            return
+
+        def run() -> None:
+            if after is not None:
+                after.join()
+            try:
+                report = svc.maybe_consolidate()
+                if report is not None:
+                    log.info("consolidated: %s", report.counts)
+            except Exception as err:  # never take the server down for upkeep
+                log.warning("automatic consolidation failed: %s", err)
+
+        self.consolidation = threading.Thread(target=run, name="mnemo-consolidate", daemon=True)
+        self.consolidation.start()
 
 
 ServiceFactory = Callable[[Settings], MemoryService]
@@ -68,12 +93,14 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         if state.service is not None:
             state.warmup = threading.Thread(target=state.service.warm_up, name="mnemo-warmup", daemon=True)
             state.warmup.start()
+            state.consolidate_in_background(after=state.warmup)
         try:
             yield state
         finally:
             if state.service is not None:
-                if state.warmup is not None:
-                    state.warmup.join(timeout=30)
+                for thread in (state.warmup, state.consolidation):
+                    if thread is not None:
+                        thread.join(timeout=30)
                 state.service.close()
 
     server = MCPServer(
@@ -84,8 +111,11 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         lifespan=lifespan,
     )
 
+    def state_of(ctx: Context) -> AppState:
+        return ctx.request_context.lifespan_context
+
     def service_of(ctx: Context) -> MemoryService:
-        state: AppState = ctx.request_context.lifespan_context
+        state = state_of(ctx)
         if state.service is None:
             raise ToolError(state.error or "the memory store is not open")
         return state.service
@@ -104,7 +134,9 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             "Store one durable piece of knowledge for later sessions: a decision, a fix that worked, a "
             "project convention, a user preference, a gotcha. Write it self-contained (it will be read "
             "without this conversation). Writing the same content again is safe: it returns the same id "
-            "with created=false and merges the tags. Do not store secrets."
+            "with created=false and merges the tags; a near-duplicate is not stored and comes back as "
+            "duplicate_of. To correct a wrong memory, write the right one with supersedes=[its id]. "
+            "Do not store secrets."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
@@ -115,9 +147,20 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         memory_type: Annotated[str, Field(description="Kind: note, decision, fix, preference, fact, ...")] = "note",
         metadata: Annotated[dict[str, Any], Field(description="Optional JSON object (max 16 KB).")] = {},  # noqa: B006
         domain: Annotated[str | None, Field(description="Optional scope, e.g. the project name.")] = None,
+        supersedes: Annotated[
+            list[str] | None,
+            Field(description="Ids of memories this one corrects: they are archived and point to this one."),
+        ] = None,
+        allow_duplicate: Annotated[bool, Field(description="Store even if a near-duplicate exists.")] = False,
     ) -> WriteResult:
         with tool_errors():
-            return service_of(ctx).write(content, tags, memory_type, metadata, domain)
+            svc = service_of(ctx)
+            result = svc.write(
+                content, tags, memory_type, metadata, domain, supersedes=supersedes, allow_duplicate=allow_duplicate
+            )
+        if result.created and svc.consolidation_due() == "writes":
+            state_of(ctx).consolidate_in_background()
+        return result
 
     @server.tool(
         name="memory_read",
@@ -139,9 +182,13 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             float | None, Field(ge=0.0, le=1.0, description="Drop results below this relevance (0..1). Default: none.")
         ] = None,
         include_archived: Annotated[bool, Field(description="Also search archived memories.")] = False,
+        expand_associations: Annotated[
+            bool | None,
+            Field(description="Also follow learned links between concepts to related memories (default: server setting)."),
+        ] = None,
     ) -> ReadResult:
         with tool_errors():
-            return service_of(ctx).read(query, top_k, tags, domain, min_relevance, include_archived)
+            return service_of(ctx).read(query, top_k, tags, domain, min_relevance, include_archived, expand_associations)
 
     @server.tool(
         name="memory_feedback",
@@ -222,6 +269,37 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
     ) -> DeleteResult:
         with tool_errors():
             return service_of(ctx).delete(memory_id)
+
+    @server.tool(
+        name="memory_consolidate",
+        title="Consolidate the memory store",
+        description=(
+            "Tidy the store: refresh quality, promote proven memories (working -> history -> pattern) and "
+            "demote ones that stopped helping, archive memories unused past their retention window, merge "
+            "near-duplicates, decay unused concept links. Nothing is deleted; archived memories can be "
+            "restored. It also runs by itself daily. Use dry_run=true to see what it would do."
+        ),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+    )
+    def memory_consolidate(
+        ctx: Context,
+        dry_run: Annotated[bool, Field(description="Report what would change without changing anything.")] = False,
+    ) -> ConsolidationReport:
+        with tool_errors():
+            return service_of(ctx).consolidate(dry_run=dry_run)
+
+    @server.tool(
+        name="memory_restore",
+        title="Restore an archived memory",
+        description="Bring an archived (or superseded) memory back into reads, with everything it learned.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    )
+    def memory_restore(
+        ctx: Context,
+        memory_id: Annotated[str, Field(description="Memory id or a unique prefix of 8+ characters.")],
+    ) -> LifecycleResult:
+        with tool_errors():
+            return service_of(ctx).restore(memory_id)
 
     return server
 

@@ -21,6 +21,8 @@ RESERVED_METADATA_KEYS = frozenset(
         "rating_count",
         "rating_sum",
         "last_outcome",
+        "duplicate_allowed",
+        "restored_at",
     }
 )
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -163,3 +165,30 @@ def concepts(value: Any) -> list[str] | None:
         if c and len(c) <= 100 and c not in out:
             out.append(c)
     return out[:32]
+
+
+def supersedes(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInput("supersedes must be a list of memory ids (the memories this one corrects)")
+    if len(value) > 20:
+        raise InvalidInput(f"supersedes lists {len(value)} ids; a write can replace at most 20")
+    return list(dict.fromkeys(memory_ref(v, "supersedes entry") for v in value))
+
+
+_SOURCE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+def source(value: Any) -> str:
+    if not isinstance(value, str) or not _SOURCE.match(value):
+        raise InvalidInput("source must be a short lowercase name such as 'write' or 'hook' (letters, digits, - and _)")
+    return value
+
+
+def flag(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{what} must be true or false")
+    return value

@@ -81,3 +81,31 @@ def test_errors_are_one_clean_line_with_nonzero_exit(db, capsys):
     assert err.startswith("error: ") and "Traceback" not in err and "prefix of at least 8" in err
     assert main(["write", "x", "--metadata", "{bad"]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_consolidate_as_of_a_later_date_archives_and_restore_brings_back(db, capsys):
+    w = run_json(capsys, "write", "The legacy cron host is cron-01.", "--source", "hook")
+    dry = run_json(capsys, "consolidate", "--dry-run", "--now", "2099-01-01")
+    assert dry["dry_run"] and dry["counts"]["archived"] == 1
+    assert run_json(capsys, "stats")["archived"] == 0
+    real = run_json(capsys, "consolidate", "--now", "2099-01-01T00:00:00")
+    assert [c["id"] for c in real["archived"]] == [w["id"]]
+    assert run_json(capsys, "read", "legacy cron host")["items"] == []
+    assert run_json(capsys, "restore", w["id"][:10])["archived"] is False
+    assert run_json(capsys, "read", "legacy cron host")["items"][0]["id"] == w["id"]
+
+
+def test_write_with_supersedes_and_human_consolidation_report(db, capsys):
+    old = run_json(capsys, "write", "Builds run on Travis CI.")
+    new = run_json(capsys, "write", "Builds run on GitHub Actions since 2026.", "--supersedes", old["id"])
+    assert new["superseded"] == [old["id"]]
+    assert main(["consolidate", "--now", "2099-01-01"]) == 0
+    out = capsys.readouterr().out
+    assert "consolidated as of 2099-01-01" in out and "archived" in out
+
+
+def test_consolidate_rejects_a_malformed_date_without_changing_anything(db, capsys):
+    run_json(capsys, "write", "Something to keep.")
+    assert main(["consolidate", "--now", "next tuesday"]) == 1
+    assert "ISO-8601" in capsys.readouterr().err
+    assert run_json(capsys, "stats")["archived"] == 0

@@ -20,6 +20,8 @@ TOOLS = {
     "get_memory_quality",
     "memory_stats",
     "memory_delete",
+    "memory_consolidate",
+    "memory_restore",
 }
 
 
@@ -154,6 +156,10 @@ async def test_memory_delete_erases_the_memory(server):
         ("rate_memory", {"memory_id": "abcdef0123", "rating": 5}, "rating"),
         ("rate_memory", {"memory_id": "xyz", "rating": 1}, "memory id"),
         ("get_memory_quality", {"memory_id": "0123456789abcdef"}, "no memory"),
+        ("memory_write", {"content": "new", "supersedes": ["0123456789abcdef"]}, "supersedes: no memory"),
+        ("memory_write", {"content": "new", "supersedes": ["not-an-id"]}, "supersedes entry"),
+        ("memory_restore", {"memory_id": "0123456789abcdef"}, "no memory"),
+        ("memory_consolidate", {"dry_run": [1]}, "dry_run"),
     ],
 )
 async def test_bad_arguments_are_error_results_naming_the_problem(settings, name, args, fragment):
@@ -165,6 +171,60 @@ async def test_bad_arguments_are_error_results_naming_the_problem(settings, name
         after = await call(c, "memory_stats")
     assert fragment.lower() in text.lower()
     assert before == after
+
+
+async def test_memory_write_supersedes_and_memory_restore_round_trip(server):
+    async with Client(server, mode="legacy") as c:
+        old = await call(c, "memory_write", {"content": "Secrets live in Vault under kv/app."})
+        new = await call(
+            c,
+            "memory_write",
+            {"content": "Secrets moved to AWS Secrets Manager (Vault is gone).", "supersedes": [old["id"][:12]]},
+        )
+        assert new["superseded"] == [old["id"]]
+        live = await call(c, "memory_read", {"query": "where do secrets live"})
+        assert [it["id"] for it in live["items"]] == [new["id"]]
+        assert live["items"][0]["tier"] == "working"
+        everything = await call(c, "memory_read", {"query": "where do secrets live", "include_archived": True})
+        old_item = next(it for it in everything["items"] if it["id"] == old["id"])
+        assert old_item["archived"] is True and old_item["superseded_by"] == new["id"]
+        restored = await call(c, "memory_restore", {"memory_id": old["id"]})
+        assert restored == {**restored, "id": old["id"], "archived": False, "changed": True}
+        assert len((await call(c, "memory_read", {"query": "where do secrets live"}))["items"]) == 2
+
+
+async def test_memory_write_reports_a_near_duplicate_and_stores_it_only_when_allowed(server):
+    async with Client(server, mode="legacy") as c:
+        first = await call(c, "memory_write", {"content": "Use the staging database for integration tests."})
+        dup = await call(c, "memory_write", {"content": "Use the staging database for the integration tests."})
+        assert dup["duplicate_of"] == first["id"] and dup["created"] is False
+        forced = await call(
+            c, "memory_write", {"content": "Use the staging database for the integration tests.", "allow_duplicate": True}
+        )
+        assert forced["created"] is True and "duplicate_of" not in forced
+
+
+async def test_memory_consolidate_dry_run_reports_and_changes_nothing(server):
+    async with Client(server, mode="legacy") as c:
+        await call(c, "memory_write", {"content": "Kafka consumers commit offsets after processing."})
+        dry = await call(c, "memory_consolidate", {"dry_run": True})
+        assert dry["dry_run"] is True and dry["examined"] == 1 and set(dry["counts"]) >= {"archived", "promoted", "merged"}
+        assert (await call(c, "memory_stats"))["last_consolidation"] is None
+        real = await call(c, "memory_consolidate", {})
+        assert real["dry_run"] is False
+        assert (await call(c, "memory_stats"))["last_consolidation"] == real["as_of"]
+
+
+async def test_memory_read_with_expansion_lists_expanded_concepts(server):
+    async with Client(server, mode="legacy") as c:
+        w = await call(c, "memory_write", {"content": "The flux capacitor needs 1.21 gigawatts."})
+        for _ in range(3):
+            r = await call(c, "memory_read", {"query": "flux capacitor"})
+            await call(c, "memory_feedback", {"memory_ids": [w["id"]], "outcome": 1.0, "read_id": r["read_id"]})
+        r = await call(c, "memory_read", {"query": "flux capacitor", "expand_associations": True})
+        assert "gigawatt" in r["expanded_concepts"]
+        plain = await call(c, "memory_read", {"query": "flux capacitor", "expand_associations": False})
+        assert "expanded_concepts" not in plain
 
 
 async def test_a_store_that_cannot_open_turns_every_tool_into_a_clear_error(tmp_path):

@@ -74,7 +74,7 @@ async def test_handshake_and_model_free_tools_do_not_wait_for_the_model(settings
             tools = await c.list_tools()
             stats = await c.call_tool("memory_stats", {})
             assert not embedder.release.is_set()
-            assert len(tools.tools) == 7 and stats.structured_content["total"] == 0
+            assert len(tools.tools) == 9 and stats.structured_content["total"] == 0
             embedder.release.set()
             w = await c.call_tool("memory_write", {"content": "written once the model is there"})
             assert w.structured_content["created"] is True

@@ -73,7 +73,7 @@ def knn_rowids(store: Store, vector, *, k: int = 50, domain=None, include_archiv
 # --- schema and migrations -------------------------------------------------------------------
 
 
-def test_migrations_create_the_schema_and_record_version_one(tmp_path):
+def test_migrations_create_the_schema_and_record_every_version(tmp_path):
     s = Store(tmp_path / "m.db")
     try:
         with s.db.read() as conn:
@@ -88,14 +88,14 @@ def test_migrations_create_the_schema_and_record_version_one(tmp_path):
             "feedback_events",
             "associations",
             "cues",
+            "consolidation_runs",
             "schema_migrations",
             "memories_fts_insert",
             "memories_fts_delete",
             "memories_fts_update",
         ):
             assert table in names
-        assert versions == [(1, "initial schema")]
-        assert MIGRATIONS[-1][0] == 1
+        assert [v for v, _ in versions] == [n for n, _, _ in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
     finally:
         s.close()
 
@@ -112,7 +112,7 @@ def test_reopening_a_migrated_database_changes_nothing(tmp_path, rng):
 
     s2 = Store(path)
     try:
-        assert migrate(s2.db) == 1
+        assert migrate(s2.db) == MIGRATIONS[-1][0]
         with s2.db.read() as conn:
             assert conn.execute("SELECT applied_at FROM schema_migrations").fetchall() == applied_at
             assert s2.get(hex_id(1))["content"] == "kept across reopen"

@@ -107,6 +107,29 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX cues_concept ON cues(concept);
         """,
     ),
+    (
+        2,
+        "lifecycle: tiers, sources, supersedes, archive reasons, link decay, consolidation runs",
+        """
+        ALTER TABLE memories ADD COLUMN tier TEXT NOT NULL DEFAULT 'working';
+        ALTER TABLE memories ADD COLUMN source TEXT NOT NULL DEFAULT 'write';
+        ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+        ALTER TABLE memories ADD COLUMN archived_at TEXT;
+        ALTER TABLE memories ADD COLUMN archive_reason TEXT;
+        CREATE INDEX memories_superseded_by ON memories(superseded_by) WHERE superseded_by IS NOT NULL;
+
+        ALTER TABLE associations ADD COLUMN decayed_at TEXT;
+
+        CREATE TABLE consolidation_runs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            as_of TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            trigger TEXT NOT NULL,
+            report TEXT
+        );
+        """,
+    ),
 ]
 
 

@@ -32,6 +32,11 @@ MEMORY_COLUMNS = (
     "created_at",
     "updated_at",
     "last_accessed_at",
+    "tier",
+    "source",
+    "superseded_by",
+    "archived_at",
+    "archive_reason",
 )
 _JSON_COLUMNS = ("tags", "metadata", "concepts")
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
@@ -383,6 +388,113 @@ class Store:
         read["results"] = json.loads(read["results"])
         return read
 
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def memories_after(self, rowid: int, limit: int) -> list[dict[str, Any]]:
+        """A page of memories in rowid order (consolidation walks the store page by page)."""
+        return [_row(r) for r in self.conn.execute(_SELECT + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))]
+
+    def max_rowid(self) -> int:
+        return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
+
+    def superseded_ids(self, memory_id: str) -> list[str]:
+        """Ids of the memories that `memory_id` replaced (supersede) or absorbed (merge)."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY rowid", (memory_id,))]
+
+    def positive_outcomes(self, memory_ids: list[str]) -> dict[str, int]:
+        """Feedback events with a positive outcome, per memory."""
+        if not memory_ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT memory_id, count(*) FROM feedback_events WHERE outcome > 0 "
+            "AND memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id",
+            (_json_list(memory_ids),),
+        )
+        return dict(rows)
+
+    def useful_concepts(self, min_weight: float) -> dict[str, float]:
+        """Per concept, its strongest link that feedback found useful (weight x positive valence)."""
+        out: dict[str, float] = {}
+        rows = self.conn.execute(
+            "SELECT a, b, weight * valence FROM associations WHERE valence > 0 AND weight >= ?", (min_weight,)
+        )
+        for a, b, strength in rows:
+            for c in (a, b):
+                if strength > out.get(c, 0.0):
+                    out[c] = strength
+        return out
+
+    def strongest_links(self, concepts: list[str], limit: int, min_weight: float) -> list[tuple[str, str, float]]:
+        """(query concept, linked concept, weight x (1 + valence) / 2) for the strongest links of
+        `concepts` to concepts outside them: links that misled count for less."""
+        if not concepts or limit <= 0:
+            return []
+        rows = self.conn.execute(
+            "WITH q(c) AS (SELECT value FROM json_each(:cs)), "
+            "l(src, dst, strength) AS ("
+            "  SELECT a, b, weight * (1 + valence) / 2 FROM associations WHERE a IN q AND weight >= :w"
+            "  UNION ALL SELECT b, a, weight * (1 + valence) / 2 FROM associations WHERE b IN q AND weight >= :w) "
+            "SELECT src, dst, max(strength) AS s FROM l WHERE dst NOT IN q GROUP BY dst "
+            "ORDER BY s DESC, dst LIMIT :n",
+            {"cs": _json_list(concepts), "w": min_weight, "n": limit},
+        )
+        return [(a, b, w) for a, b, w in rows]
+
+    def decay_associations(self, now: str, half_life_days: float, prune_below: float, *, apply: bool) -> tuple[int, int]:
+        """Links unused since their last decay lose weight by elapsed time; links decayed below
+        `prune_below` that feedback never touched (valence 0) are dropped. -> (decayed, pruned)."""
+        # Decay counts from the later of the link's last use and its last decay, so running
+        # consolidation often decays no faster than running it rarely.
+        since = "julianday(:now) - julianday(max(updated_at, coalesce(decayed_at, updated_at)))"
+        factor = f"pow(0.5, ({since}) / :hl)"
+        params = {"now": now, "hl": half_life_days, "floor": prune_below}
+        due = f"({since}) > 0"
+        decayed = self.conn.execute(f"SELECT count(*) FROM associations WHERE {due}", params).fetchone()[0]
+        prunable = (
+            f"{due} AND weight * {factor} < :floor AND valence = 0"
+        )
+        pruned = self.conn.execute(f"SELECT count(*) FROM associations WHERE {prunable}", params).fetchone()[0]
+        if apply:
+            self.conn.execute(f"DELETE FROM associations WHERE {prunable}", params)
+            self.conn.execute(f"UPDATE associations SET weight = weight * {factor}, decayed_at = :now WHERE {due}", params)
+        return decayed - pruned, pruned
+
+    def near_duplicate_candidates(
+        self, match: str, limit: int, *, domain: str, exclude_rowid: int | None = None
+    ) -> list[int]:
+        """Live memories of the same domain sharing the rarest words (the caller checks cosine)."""
+        rows = self.conn.execute(
+            "SELECT f.rowid FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+            "WHERE f.memories_fts MATCH :q AND m.domain = :d AND m.archived = 0 AND f.rowid != :x "
+            "ORDER BY bm25(f.memories_fts, 1.0, 0.5) LIMIT :k",
+            {"q": match, "d": domain, "x": exclude_rowid if exclude_rowid is not None else -1, "k": limit},
+        )
+        return [r[0] for r in rows]
+
+    def vector_of(self, rowid: int) -> np.ndarray | None:
+        row = self.conn.execute("SELECT embedding FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone()
+        return np.frombuffer(row[0], dtype=np.float32) if row else None
+
+    def move_cues(self, from_id: str, to_id: str) -> None:
+        """Hand a merged memory's taught links to its survivor where the survivor has none."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO cues(memory_id, concept, value, count, updated_at) "
+            "SELECT ?, concept, value, count, updated_at FROM cues WHERE memory_id = ?",
+            (to_id, from_id),
+        )
+
+    def record_consolidation(self, as_of: str, started_at: str, finished_at: str, trigger: str, report: dict) -> None:
+        self.conn.execute(
+            "INSERT INTO consolidation_runs(as_of, started_at, finished_at, trigger, report) VALUES (?, ?, ?, ?, ?)",
+            (as_of, started_at, finished_at, trigger, json.dumps(report)),
+        )
+
+    def last_consolidation(self) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT as_of, started_at, finished_at, trigger FROM consolidation_runs ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return dict(zip(("as_of", "started_at", "finished_at", "trigger"), row)) if row else None
+
     # --- stats ---------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
@@ -398,6 +510,7 @@ class Store:
             buckets[int(b)] = n
         by_type = dict(c.execute("SELECT memory_type, count(*) FROM memories WHERE archived = 0 GROUP BY 1 ORDER BY 1"))
         by_domain = dict(c.execute("SELECT domain, count(*) FROM memories WHERE archived = 0 GROUP BY 1 ORDER BY 1"))
+        by_tier = dict(c.execute("SELECT tier, count(*) FROM memories WHERE archived = 0 GROUP BY 1 ORDER BY 1"))
         events = c.execute("SELECT count(*) FROM feedback_events").fetchone()[0]
         reads = c.execute("SELECT count(*) FROM reads").fetchone()[0]
         links = c.execute("SELECT count(*) FROM associations").fetchone()[0]
@@ -412,6 +525,7 @@ class Store:
             "quality_histogram": buckets,
             "by_type": by_type,
             "by_domain": by_domain,
+            "by_tier": by_tier,
             "feedback_events": events,
             "reads_logged": reads,
             "associations": links,

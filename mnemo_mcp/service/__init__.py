@@ -1,0 +1,5 @@
+"""The service API: `MemoryService` is what every interface calls."""
+
+from .api import MemoryService
+
+__all__ = ["MemoryService"]

@@ -1,0 +1,118 @@
+"""What every part of the service shares: settings, store, embedder, clock, quality upkeep."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import numpy as np
+
+from ..config import Settings
+from ..core import rules
+from ..embedding import Embedder, make_embedder
+from ..errors import NotFound
+from ..storage.store import Store
+
+log = logging.getLogger("mnemo_mcp.service")
+
+
+def iso(now: datetime) -> str:
+    return now.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def rnd(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+class ServiceBase:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        self.settings = settings or Settings()
+        self.store = Store(self.settings.db, self.settings.busy_timeout_ms)
+        try:
+            self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
+            # Name check now (cheap); the dimension is checked when the model has loaded.
+            self.store.check_model(self.embedder.name, None)
+        except BaseException:
+            self.store.close()
+            raise
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self._bound = False
+        self._bind_lock = threading.Lock()
+        self.weights = rules.QualityWeights(
+            self.settings.quality_w_rating,
+            self.settings.quality_w_access,
+            self.settings.quality_w_ranking,
+            self.settings.quality_w_consolidation,
+        )
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- embedding ---------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Load the model and bind it to the database (call from a background thread)."""
+        try:
+            self._ensure_bound()
+        except Exception as err:
+            log.warning("warm-up failed: %s", err)
+
+    def _ensure_bound(self) -> None:
+        if self._bound:
+            return
+        with self._bind_lock:
+            if self._bound:
+                return
+            # Embedding a probe loads the model (surfacing load errors here) and gives its true size.
+            dim = len(self.embedder.embed_query("probe"))
+            self.store.bind_model(self.embedder.name, dim)
+            self._bound = True
+
+    def _embed_passages(self, texts: list[str]) -> np.ndarray:
+        self._ensure_bound()
+        return self.embedder.embed_passages(texts)
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        self._ensure_bound()
+        return self.embedder.embed_query(text)
+
+    # --- quality -----------------------------------------------------------------------
+
+    def _quality_fields(self, row: dict[str, Any]) -> tuple[float, dict[str, float]]:
+        meta = row["metadata"]
+        components = rules.quality_components(
+            rating_sum=float(meta.get("rating_sum", 0.0)),
+            rating_count=int(meta.get("rating_count", 0)),
+            access_count=row["access_count"],
+            reciprocal_rank_sum=row["reciprocal_rank_sum"],
+            retrievals=row["retrieval_count"],
+            consolidation=float(meta.get("quality_components", {}).get("consolidation_score", rules.NEUTRAL_QUALITY)),
+        )
+        return rules.quality_score(components, self.weights), components
+
+    def _refresh_quality(self, row: dict[str, Any]) -> float:
+        """Recompute quality into row['metadata'] and row['quality'] (caller persists)."""
+        quality, components = self._quality_fields(row)
+        row["metadata"]["quality_score"] = round(quality, 6)
+        row["metadata"]["quality_components"] = {k: round(v, 6) for k, v in components.items()}
+        row["quality"] = quality
+        return quality
+
+    def _resolve_many(self, refs: list[str]) -> tuple[list[str], list[str]]:
+        found, missing = [], []
+        for ref in refs:
+            try:
+                mid = self.store.resolve(ref)
+            except NotFound:
+                missing.append(ref)
+                continue
+            if mid not in found:
+                found.append(mid)
+        return found, missing
