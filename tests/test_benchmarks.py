@@ -114,3 +114,29 @@ def test_speed_quick(tmp_path: Path) -> None:
     assert row["read_p95_ms"] >= row["read_p50_ms"]
     assert row["first_read_ms"] >= row["initialize_ms"]
     assert row["db_bytes"] > 0 and row["server_peak_rss_mb"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_locomo_lifecycle_quick(tmp_path: Path) -> None:
+    report = run_quick("locomo_lifecycle", tmp_path)
+
+    assert report["quick"] is True
+    assert report["protocol"]["days"] < 365 and report["protocol"]["max_questions"] <= 20
+    assert set(report["results"]) == {"none", "user"}
+    for variant, groups in report["results"].items():
+        s = groups["all"]
+        assert s["asks"] == report["protocol"]["max_questions"] * report["protocol"]["asks_per_question"], variant
+        for key in ("recall@5_consolidation", "recall@5_baseline", "needed_archived", "asks_with_evidence_archived"):
+            assert 0.0 <= s[key] <= 1.0, (variant, key)
+        # With consolidation off nothing is ever archived.
+        assert s["baseline_needed_archived"] == 0.0 and s["end"]["baseline_archived"] == 0, variant
+        end = s["end"]
+        for key in ("evidence", "never_used", "never_used_in_baseline", "used", "all"):
+            assert 0 <= end[key]["archived"] <= end[key]["n"] and 0.0 <= end[key]["share"] <= 1.0, (variant, key)
+        assert end["never_used"]["n"] + end["used"]["n"] == end["all"]["n"] > 0
+        # The quick period outlasts the retention window of a never-used memory.
+        assert end["never_used"]["share"] > 0.5, variant
+        assert sum(s["live_tiers"].values()) == end["all"]["n"] - end["all"]["archived"], variant
+        assert s["events"]["archived"] == end["all"]["archived"], variant
+        assert all(v >= 0 for v in s["events"].values()), variant
