@@ -91,6 +91,14 @@ def service_figures(db: Path, embedder, queries: list[str], reads: int, singles:
         t = time.perf_counter()
         stored += svc.write(f"Note {i}: {text}").created
         write_ms.append((time.perf_counter() - t) * 1000)
+    # The daily upkeep at this size: a dry run, then the real first run (which also scans the
+    # first MNEMO_MERGE_SCAN_PER_RUN memories for near-duplicates).
+    t = time.perf_counter()
+    svc.consolidate(dry_run=True)
+    consolidate_dry_s = time.perf_counter() - t
+    t = time.perf_counter()
+    svc.consolidate()
+    consolidate_s = time.perf_counter() - t
     total = svc.stats().total
     svc.close()
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
@@ -103,6 +111,8 @@ def service_figures(db: Path, embedder, queries: list[str], reads: int, singles:
         "single_write_p50_ms": _pct(write_ms, 0.5),
         "single_writes_per_s": 1000 / statistics.mean(write_ms),
         "singles_stored": stored,
+        "consolidate_dry_s": consolidate_dry_s,
+        "consolidate_s": consolidate_s,
         "db_bytes": size,
     }
 
@@ -163,7 +173,7 @@ def run(data: Path, sizes: Sequence[int], reads: int, singles: int, seed: int) -
 
 HEADER = (
     f"{'N':>7} {'read p50':>9} {'p95':>7} {'floor':>7} {'ratio':>6} {'stdio p50':>10} {'p95':>7} "
-    f"{'write':>7} {'batch/s':>8} {'init':>6} {'1st read':>9} {'RSS MB':>7} {'DB MB':>7}"
+    f"{'write':>7} {'batch/s':>8} {'init':>6} {'1st read':>9} {'RSS MB':>7} {'DB MB':>7} {'consol.':>8}"
 )
 
 
@@ -172,7 +182,8 @@ def format_row(r: dict[str, Any]) -> str:
         f"{r['n']:>7} {r['read_p50_ms']:>7.1f}ms {r['read_p95_ms']:>5.1f}ms {r['floor_p50_ms']:>5.1f}ms "
         f"{r['read_over_floor']:>6.2f} {r['stdio_read_p50_ms']:>8.1f}ms {r['stdio_read_p95_ms']:>5.1f}ms "
         f"{r['single_write_p50_ms']:>5.1f}ms {r['batched_writes_per_s']:>8.0f} {r['initialize_ms']:>4.0f}ms "
-        f"{r['first_read_ms']:>7.0f}ms {r['server_peak_rss_mb']:>7.0f} {r['db_bytes'] / 2**20:>7.1f}"
+        f"{r['first_read_ms']:>7.0f}ms {r['server_peak_rss_mb']:>7.0f} {r['db_bytes'] / 2**20:>7.1f} "
+        f"{r['consolidate_s']:>7.2f}s"
     )
 
 

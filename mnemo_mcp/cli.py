@@ -93,10 +93,12 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace):
     from .config import Settings
 
+    from .project import scoped
+
     overrides: dict[str, Any] = {}
     if args.db:
         overrides["db"] = args.db
-    return Settings(**overrides)
+    return scoped(Settings(**overrides))
 
 
 def _print(result: Any, as_json: bool, human) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,6 +38,10 @@ class Settings(BaseSettings):
     db: Path = Field(default_factory=lambda: _data_dir() / "memory.db", description="SQLite file")
     busy_timeout_ms: int = Field(10_000, ge=0)
     read_log_limit: int = Field(20_000, ge=100, description="reads kept for feedback by read_id")
+
+    # Scope: memories belong to a project (a domain); reads rank the project's and global ones
+    project: str | None = Field(None, description="project scope name; interfaces default it to the git root's name")
+    scope: Literal["project", "all"] = Field("project", description="'all': reads search every domain")
 
     # Embedding
     embed_model: str = DEFAULT_MODEL

@@ -16,6 +16,7 @@ from pydantic import Field
 from . import __version__
 from .config import Settings
 from .errors import MnemoError
+from .project import scoped
 from .models import (
     ConsolidationReport,
     DeleteResult,
@@ -77,7 +78,7 @@ ServiceFactory = Callable[[Settings], MemoryService]
 
 
 def build_server(settings: Settings | None = None, service_factory: ServiceFactory | None = None) -> MCPServer:
-    settings = settings or Settings()
+    settings = scoped(settings or Settings())
     factory = service_factory or (lambda s: MemoryService(s))
 
     @asynccontextmanager

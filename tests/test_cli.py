@@ -109,3 +109,15 @@ def test_consolidate_rejects_a_malformed_date_without_changing_anything(db, caps
     assert main(["consolidate", "--now", "next tuesday"]) == 1
     assert "ISO-8601" in capsys.readouterr().err
     assert run_json(capsys, "stats")["archived"] == 0
+
+
+def test_project_is_the_git_root_name_or_the_folder(tmp_path):
+    from mnemo_mcp.project import detect_project
+
+    repo = tmp_path / "shop-api"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "deep").mkdir(parents=True)
+    assert detect_project(repo / "src" / "deep") == "shop-api"
+    plain = tmp_path / "scratch"
+    plain.mkdir()
+    assert detect_project(plain) == "scratch"

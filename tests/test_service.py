@@ -340,3 +340,50 @@ def test_batched_passage_embedding_equals_one_at_a_time(real_embedder):
     for text, vec in zip(texts, batch):
         single = real_embedder.embed_passages([text])[0]
         assert abs(float(vec @ single) - 1.0) < 1e-5
+
+
+def test_project_scope_writes_to_the_project_and_reads_it_with_global_memories(tmp_path, real_embedder):
+    base = Settings(db=tmp_path / "scoped.db")
+    api = MemoryService(base.model_copy(update={"project": "api"}), real_embedder)
+    web = MemoryService(base.model_copy(update={"project": "web"}), real_embedder)
+    try:
+        mine = api.write("The api deploys with helm charts from deploy/helm.").id
+        shared = api.write("Always sign commits with the team GPG key.", domain="global").id
+        web.write("The web app deploys with vercel from the main branch.")
+        assert api.quality(mine) and api.read("how does it deploy", record=False).items
+        api_ids = {it.id for it in api.read("deploy and commit rules", top_k=10, record=False).items}
+        assert mine in api_ids and shared in api_ids and len(api_ids) == 2
+        web_items = web.read("deploy and commit rules", top_k=10, record=False).items
+        assert {it.domain for it in web_items} == {"web", "global"}
+        everywhere = MemoryService(base.model_copy(update={"project": "api", "scope": "all"}), real_embedder)
+        try:
+            assert len(everywhere.read("deploy and commit rules", top_k=10, record=False).items) == 3
+        finally:
+            everywhere.close()
+    finally:
+        api.close()
+        web.close()
+
+
+def test_keyword_only_read_never_loads_the_model_and_ranks_by_keywords(tmp_path, real_embedder):
+    writer = MemoryService(Settings(db=tmp_path / "kw.db"), real_embedder)
+    target = writer.write("Rotate the webhook signing secret every ninety days.").id
+    writer.write("The frontend uses tailwind for styling.")
+    writer.close()
+
+    class Exploding:
+        name = real_embedder.name
+        dim = real_embedder.dim
+
+        def embed_query(self, text):
+            raise AssertionError("keyword_only must not embed")
+
+        embed_passages = embed_query
+
+    svc = MemoryService(Settings(db=tmp_path / "kw.db"), Exploding())
+    try:
+        r = svc.read("webhook signing secret rotation", keyword_only=True)
+        assert [it.id for it in r.items] == [target] and r.items[0].relevance > 0.3
+        assert svc.quality(target).access_count == 1  # recorded like any read
+    finally:
+        svc.close()

@@ -59,7 +59,9 @@ def store(tmp_path):
 
 
 def fts_rowids(store: Store, term: str, **filters) -> set[int]:
-    kw = {"domain": None, "include_archived": True, "tags": None}
+    kw = {"domains": None, "include_archived": True, "tags": None}
+    if "domain" in filters:
+        kw["domains"] = [filters.pop("domain")]
     kw.update(filters)
     with store.db.read():
         return {rowid for rowid, _ in store.fts(f'"{term}"', 50, **kw)}
@@ -67,7 +69,8 @@ def fts_rowids(store: Store, term: str, **filters) -> set[int]:
 
 def knn_rowids(store: Store, vector, *, k: int = 50, domain=None, include_archived=False, tags=None) -> set[int]:
     with store.db.read():
-        return {r for r, _ in store.knn(vector, k, domain=domain, include_archived=include_archived, tags=tags)}
+        domains = None if domain is None else [domain]
+        return {r for r, _ in store.knn(vector, k, domains=domains, include_archived=include_archived, tags=tags)}
 
 
 # --- schema and migrations -------------------------------------------------------------------
@@ -395,7 +398,7 @@ def knn_store(store, rng):
 def test_knn_finds_the_exact_vector_first_with_cosine_one(knn_store):
     store, rowids, vectors = knn_store
     with store.db.read():
-        hits = store.knn(vectors["dev_x"], 3, domain=None, include_archived=False, tags=None)
+        hits = store.knn(vectors["dev_x"], 3, domains=None, include_archived=False, tags=None)
     assert hits[0][0] == rowids["dev_x"]
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
     assert [c for _, c in hits] == sorted((c for _, c in hits), reverse=True)

@@ -233,7 +233,7 @@ def fts_store(tmp_path):
 
 def _match(store, expression):
     with store.db.read():
-        return store.fts(expression, 10, domain=None, include_archived=True, tags=None)
+        return store.fts(expression, 10, domains=None, include_archived=True, tags=None)
 
 
 HOSTILE_TERMS = [

@@ -101,7 +101,7 @@ class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin):
                 "id": content_id(text),
                 "content": text,
                 "memory_type": validate.memory_type(item.get("memory_type") or "note"),
-                "domain": validate.domain(item.get("domain")) or "",
+                "domain": validate.domain(item.get("domain")) or self._default_domain(),
                 "tags": validate.tags(item.get("tags"), s),
                 "metadata": metadata,
                 "concepts": extract_concepts(text),

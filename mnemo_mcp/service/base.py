@@ -18,6 +18,9 @@ from ..storage.store import Store
 log = logging.getLogger("mnemo_mcp.service")
 
 
+GLOBAL_DOMAIN = "global"  # memories every project's reads include
+
+
 def iso(now: datetime) -> str:
     return now.astimezone(timezone.utc).isoformat(timespec="seconds")
 
@@ -116,3 +119,9 @@ class ServiceBase:
             if mid not in found:
                 found.append(mid)
         return found, missing
+
+    def _default_domain(self) -> str:
+        """Where a write without a domain goes: the current project when scoped, else nowhere."""
+        if self.settings.project and self.settings.scope == "project":
+            return self.settings.project
+        return ""

@@ -13,7 +13,7 @@ from .. import validate
 from ..core import rules
 from ..core.text import extract_concepts, fts_match_expression, query_words
 from ..models import MemoryItem, ReadResult
-from .base import ServiceBase, iso, rnd
+from .base import GLOBAL_DOMAIN, ServiceBase, iso, rnd
 
 LEXICAL_SCORED = 2000  # keyword matches scored per read (see _candidates)
 
@@ -23,7 +23,8 @@ class Candidate:
     rowid: int
     cosine: float | None = None
     bm25: float | None = None
-    expanded_bm25: float | None = None  # keyword score against the linked concepts
+    linked: float = 0.0  # relevance through the best linked concept (expansion)
+    via: str | None = None  # that concept
 
 
 class ReadingMixin(ServiceBase):
@@ -37,20 +38,24 @@ class ReadingMixin(ServiceBase):
         include_archived: bool = False,
         expand_associations: bool | None = None,
         *,
+        keyword_only: bool = False,
         now: datetime | None = None,
         record: bool = True,
     ) -> ReadResult:
+        """Memories for a query, best first. `keyword_only` skips the embedding model (the
+        full-text index and the learned signals only): for short-lived processes such as hooks,
+        which cannot wait a second for the model to load."""
         s = self.settings
         query = validate.text(query, "query", s.max_content_chars)
         k = validate.top_k(top_k, s)
         tag_filter = validate.tags(tags, s, what="tags filter") or None
-        dom = validate.domain(domain)
+        domains = self._read_scope(validate.domain(domain))
         floor = None if min_relevance is None else validate.unit_number(min_relevance, "min_relevance", 0.0, 1.0)
         validate.flag(include_archived, "include_archived")
         expand = s.expand_associations if expand_associations is None else validate.flag(expand_associations, "expand_associations")
         q_concepts = extract_concepts(query)
-        qvec = self._embed_query(query)
-        ranked, expanded = self._rank(query, qvec, q_concepts, k, tag_filter, dom, include_archived, expand)
+        qvec = None if keyword_only else self._embed_query(query)
+        ranked, expanded = self._rank(query, qvec, q_concepts, k, tag_filter, domains, include_archived, expand)
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
         ranked = ranked[:k]
@@ -60,7 +65,7 @@ class ReadingMixin(ServiceBase):
         if not record:
             with self.store.db.read():
                 rows = self.store.by_rowids([r[0] for r in ranked])
-                items = [self._item(rows[r[0]], r, expanded) for r in ranked if r[0] in rows]
+                items = [self._item(rows[r[0]], r) for r in ranked if r[0] in rows]
             return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion)
         stamp = iso(now or self.clock())
         items = []
@@ -71,13 +76,13 @@ class ReadingMixin(ServiceBase):
                     continue
                 row = rows[r[0]]
                 self._count_retrieval(row, len(items) + 1, stamp)
-                items.append(self._item(row, r, expanded))
+                items.append(self._item(row, r))
             self.store.record_read(
                 {
                     "id": read_id,
                     "query": query,
                     "query_concepts": q_concepts,
-                    "domain": dom,
+                    "domain": ",".join(domains) if domains is not None else None,
                     "results": [[it.id, i] for i, it in enumerate(items, start=1)],
                     "created_at": stamp,
                 },
@@ -101,13 +106,8 @@ class ReadingMixin(ServiceBase):
             metadata=row["metadata"],
         )
 
-    def _item(self, row: dict[str, Any], ranked: tuple[int, float, float, bool], expanded: list[str]) -> MemoryItem:
-        _, rel, score, via_link = ranked
-        via = None
-        if via_link:
-            # Name the linked concept that reached it (the first whose tokens the memory holds).
-            held = set(self.store.tokenize(row["content"]))
-            via = next((c for c in expanded if set(self.store.tokenize(c)) <= held), expanded[0] if expanded else None)
+    def _item(self, row: dict[str, Any], ranked: tuple[int, float, float, str | None]) -> MemoryItem:
+        _, rel, score, via = ranked
         return MemoryItem(
             id=row["id"],
             content=row["content"],
@@ -125,32 +125,43 @@ class ReadingMixin(ServiceBase):
             expanded_via=via,
         )
 
+    def _read_scope(self, domain: str | None) -> list[str] | None:
+        """The domains a read searches: the one asked for; else, scoped to a project, that
+        project's memories plus global ones (domain 'global', or none); else every domain."""
+        if domain is not None:
+            return [domain]
+        project = self.settings.project
+        if project and self.settings.scope == "project":
+            return list(dict.fromkeys([project, GLOBAL_DOMAIN, ""]))
+        return None
+
     def _candidates(
         self,
         query: str,
-        qvec: np.ndarray,
+        qvec: np.ndarray | None,
         pool: int,
         tags: list[str] | None,
-        domain: str | None,
+        domains: list[str] | None,
         archived: bool,
-        expanded: list[str],
-    ) -> tuple[dict[int, Candidate], float, float]:
-        """Union of vector, keyword and (with `expanded`) linked-concept candidates, each with its
-        scores filled in. -> (candidates, IDF total of the query, IDF total of the expansion)."""
+        expanded: list[tuple[str, float]],
+    ) -> tuple[dict[int, Candidate], float]:
+        """Union of vector, keyword and (with `expanded`: linked concepts and link strengths)
+        linked-concept candidates, each with its scores filled in. -> (candidates, query IDF)."""
         st = self.store
         words = query_words(query)
         match = fts_match_expression(words)
         tokens = list(dict.fromkeys(t for w in words for t in st.tokenize(w)))
         cands: dict[int, Candidate] = {}
-        for rowid, cos in st.knn(qvec, pool, domain=domain, include_archived=archived, tags=tags):
-            cands[rowid] = Candidate(rowid, cosine=cos)
+        if qvec is not None:
+            for rowid, cos in st.knn(qvec, pool, domains=domains, include_archived=archived, tags=tags):
+                cands[rowid] = Candidate(rowid, cosine=cos)
         idf_total = 0.0
         if match and tokens:
             # FTS5 scores every match to sort them anyway, so one pass that returns up to
             # LEXICAL_SCORED rows costs about what the top `pool` cost: the first `pool` are keyword
             # candidates, the rest give vector candidates their BM25. (A second query filtered by
             # rowid took 14 ms of a 15 ms read.) A vector candidate below that depth keeps BM25 None.
-            scored = st.fts(match, max(pool, LEXICAL_SCORED), domain=domain, include_archived=archived, tags=tags)
+            scored = st.fts(match, max(pool, LEXICAL_SCORED), domains=domains, include_archived=archived, tags=tags)
             for i, (rowid, bm) in enumerate(scored):
                 if i < pool:
                     cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
@@ -158,39 +169,49 @@ class ReadingMixin(ServiceBase):
                     cands[rowid].bm25 = bm
             total, counts = st.term_document_counts(tokens)
             idf_total = sum(rules.fts5_idf(total, n) for n in counts.values())
-        idf_expanded = 0.0
-        match_expanded = fts_match_expression(expanded)
-        if match_expanded:
-            for rowid, bm in st.fts(match_expanded, pool, domain=domain, include_archived=archived, tags=tags):
-                cands.setdefault(rowid, Candidate(rowid)).expanded_bm25 = bm
-            exp_tokens = list(dict.fromkeys(t for c in expanded for t in st.tokenize(c)))
-            total, counts = st.term_document_counts(exp_tokens)
-            idf_expanded = sum(rules.fts5_idf(total, n) for n in counts.values())
-        missing_cos = [c.rowid for c in cands.values() if c.cosine is None]
-        for rowid, cos in st.cosines(qvec, missing_cos).items():
-            cands[rowid].cosine = cos
-        return cands, idf_total, idf_expanded
+        # One keyword query per linked concept, so each memory reached is credited by the link
+        # that reached it: relevance = expand_weight * link strength * keyword score.
+        for concept, strength in expanded:
+            match_c = fts_match_expression([concept])
+            c_tokens = st.tokenize(concept)
+            if not match_c or not c_tokens:
+                continue
+            total, counts = st.term_document_counts(c_tokens)
+            idf_c = sum(rules.fts5_idf(total, n) for n in counts.values())
+            weight = self.settings.expand_weight * strength
+            for rowid, bm in st.fts(match_c, pool, domains=domains, include_archived=archived, tags=tags):
+                cand = cands.setdefault(rowid, Candidate(rowid))
+                linked = weight * rules.lexical_score(bm, idf_c)
+                if linked > cand.linked:
+                    cand.linked, cand.via = linked, concept
+        if qvec is not None:
+            missing_cos = [c.rowid for c in cands.values() if c.cosine is None]
+            for rowid, cos in st.cosines(qvec, missing_cos).items():
+                cands[rowid].cosine = cos
+        return cands, idf_total
 
     def _rank(
         self,
         query: str,
-        qvec: np.ndarray,
+        qvec: np.ndarray | None,
         q_concepts: list[str],
         k: int,
         tags: list[str] | None,
-        domain: str | None,
+        domains: list[str] | None,
         archived: bool,
         expand: bool = False,
-    ) -> tuple[list[tuple[int, float, float, bool]], list[str]]:
-        """Every candidate as (rowid, relevance, score, reached through a link), best first, and
-        the concepts the query was expanded with."""
+    ) -> tuple[list[tuple[int, float, float, str | None]], list[str]]:
+        """Every candidate as (rowid, relevance, score, the linked concept it was reached through
+        or None), best first, and the concepts the query was expanded with."""
         s = self.settings
         pool = max(s.candidates, 2 * k)
+        # Without a query vector, relevance is the keyword score alone (not 60% of it).
+        sem_weight = s.sem_weight if qvec is not None else 0.0
         with self.store.db.read():
             expanded = []
             if expand:
-                expanded = [b for _, b, _ in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)]
-            cands, idf_total, idf_expanded = self._candidates(query, qvec, pool, tags, domain, archived, expanded)
+                expanded = [(b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)]
+            cands, idf_total = self._candidates(query, qvec, pool, tags, domains, archived, expanded)
             rows = self.store.scoring_rows(cands)
             cue_map = self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
             concept_weights = self._concept_weights(q_concepts) if cue_map else {}
@@ -202,14 +223,11 @@ class ReadingMixin(ServiceBase):
             rel = rules.relevance(
                 rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil),
                 rules.lexical_score(c.bm25, idf_total),
-                s.sem_weight,
+                sem_weight,
             )
-            via_link = False
-            if c.expanded_bm25 is not None:
-                # Reached through a linked concept: counts, but for less than a direct match.
-                linked = s.expand_weight * rules.lexical_score(c.expanded_bm25, idf_expanded)
-                if linked > rel:
-                    rel, via_link = linked, True
+            via = None
+            if c.linked > rel:  # reached through a linked concept rather than the query's words
+                rel, via = c.linked, c.via
             score = rel
             if s.boost_enabled:
                 explicit = row["feedback_count"] + row["rating_count"]
@@ -224,9 +242,9 @@ class ReadingMixin(ServiceBase):
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            out.append((rowid, rel, score, via_link, row["created_at"], row["id"]))
+            out.append((rowid, rel, score, via, row["created_at"], row["id"]))
         out.sort(key=lambda t: (-t[2], -t[1], t[4], t[5]))
-        return [t[:4] for t in out], expanded
+        return [t[:4] for t in out], [c for c, _ in expanded]
 
     def _concept_weights(self, concepts: list[str]) -> dict[str, float]:
         """Each concept's specificity: the IDF of its rarest token in the full-text index."""

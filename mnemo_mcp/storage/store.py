@@ -217,11 +217,17 @@ class Store:
         return [t[2] for t in toks]
 
     @staticmethod
-    def _filters(domain: str | None, include_archived: bool, tags: list[str] | None) -> list[str]:
-        """SQL conditions on `memories m` for the read filters (named parameters :domain, :tags)."""
+    def _domain_params(domains: list[str] | None) -> tuple[str, dict[str, str]]:
+        """`IN (:d0, :d1, ...)` and its parameters (vec0 takes IN over literal values only)."""
+        params = {f"d{i}": d for i, d in enumerate(domains or [])}
+        return "(" + ", ".join(f":{k}" for k in params) + ")", params
+
+    @classmethod
+    def _filters(cls, domains: list[str] | None, include_archived: bool, tags: list[str] | None) -> list[str]:
+        """SQL conditions on `memories m` for the read filters (named parameters :d<i>, :tags)."""
         clauses = []
-        if domain is not None:
-            clauses.append("m.domain = :domain")
+        if domains is not None:
+            clauses.append("m.domain IN " + cls._domain_params(domains)[0])
         if not include_archived:
             clauses.append("m.archived = 0")
         if tags:
@@ -231,17 +237,18 @@ class Store:
         return clauses
 
     def knn(
-        self, vector: np.ndarray, k: int, *, domain: str | None, include_archived: bool, tags: list[str] | None
+        self, vector: np.ndarray, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
     ) -> list[tuple[int, float]]:
         """Nearest memories by cosine distance; filters are applied inside the KNN query."""
-        params: dict[str, Any] = {"v": _vec(vector), "k": k, "domain": domain, "tags": _json_list(tags or [])}
+        in_list, dparams = self._domain_params(domains)
+        params: dict[str, Any] = {"v": _vec(vector), "k": k, "tags": _json_list(tags or []), **dparams}
         where = ["embedding MATCH :v", "k = :k"]
         if tags:
-            allowed = " AND ".join(self._filters(domain, include_archived, tags))
+            allowed = " AND ".join(self._filters(domains, include_archived, tags))
             where.append(f"rowid IN (SELECT m.rowid FROM memories m WHERE {allowed})")
         else:
-            if domain is not None:
-                where.append("domain = :domain")
+            if domains is not None:
+                where.append("domain IN " + in_list)
             if not include_archived:
                 where.append("archived = 0")
         sql = "SELECT rowid, distance FROM memory_vectors WHERE " + " AND ".join(where)
@@ -263,15 +270,15 @@ class Store:
         match: str,
         k: int,
         *,
-        domain: str | None,
+        domains: list[str] | None,
         include_archived: bool,
         tags: list[str] | None,
     ) -> list[tuple[int, float]]:
         """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
-        params: dict[str, Any] = {"q": match, "k": k, "domain": domain, "tags": _json_list(tags or [])}
+        params: dict[str, Any] = {"q": match, "k": k, "tags": _json_list(tags or []), **self._domain_params(domains)[1]}
         # The full-text match drives the query and the filters are checked on the joined row:
         # `rowid IN (filter subquery)` made SQLite rescan the filter per match (80 ms at 1k rows).
-        where = ["f.memories_fts MATCH :q", *self._filters(domain, include_archived, tags)]
+        where = ["f.memories_fts MATCH :q", *self._filters(domains, include_archived, tags)]
         sql = (
             "SELECT f.rowid, -bm25(f.memories_fts, 1.0, 0.5) AS score FROM memories_fts f "
             "JOIN memories m ON m.rowid = f.rowid WHERE " + " AND ".join(where) + " ORDER BY score DESC LIMIT :k"
