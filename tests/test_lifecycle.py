@@ -53,11 +53,12 @@ def test_unused_memory_is_archived_after_its_window_and_used_one_is_kept(svc):
     used = svc.write("Feature flags are read from the LaunchDarkly relay proxy.", now=day(0)).id
     svc.read("where are feature flags read from", top_k=1, now=day(60))
 
-    early = svc.consolidate(now=day(85))
+    early = svc.consolidate(now=day(175))
     assert early.counts["archived"] == 0
-    report = svc.consolidate(now=day(95))
+    report = svc.consolidate(now=day(185))
     assert [c.id for c in report.archived] == [idle]
-    assert "unused for 95 days" in report.archived[0].reason and "window 90 days" in report.archived[0].reason
+    # A new memory's quality is 0.5: the 180-day band. Its recency decay does not shrink the window.
+    assert "unused for 185 days" in report.archived[0].reason and "window 180 days" in report.archived[0].reason
     assert idle not in _live_ids(svc, "nightly backup cold storage")
     assert used in _live_ids(svc, "feature flags relay proxy")
     assert svc.stats().archived == 1
@@ -79,16 +80,16 @@ def test_archived_memory_is_found_with_include_archived_and_restored_with_its_le
 
 def test_restored_memory_gets_a_fresh_retention_window(svc):
     mid = svc.write("The staging VPN needs the split-tunnel profile.", now=day(0)).id
-    svc.consolidate(now=day(100))
+    svc.consolidate(now=day(200))
     assert svc.quality(mid).archived
-    svc.restore(mid, now=day(100))
-    assert svc.consolidate(now=day(150)).counts["archived"] == 0
+    svc.restore(mid, now=day(200))
+    assert svc.consolidate(now=day(350)).counts["archived"] == 0
 
 
 def test_automatic_captures_expire_sooner_than_deliberate_writes(svc):
     auto = svc.write("The user ran the linter twice this morning.", source="hook", now=day(0)).id
     kept = svc.write("Lint with ruff, format with ruff format.", now=day(0)).id
-    report = svc.consolidate(now=day(50))
+    report = svc.consolidate(now=day(100))
     assert [c.id for c in report.archived] == [auto]
     assert "captured automatically" in report.archived[0].reason
     assert svc.quality(auto).source == "hook" and not svc.quality(kept).archived

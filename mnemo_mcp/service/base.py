@@ -100,6 +100,11 @@ class ServiceBase:
         )
         return rules.quality_score(components, self.weights), components
 
+    def _quality_with_consolidation(self, row: dict[str, Any], consolidation: float) -> float:
+        """The quality this memory would have with another consolidation component."""
+        _, components = self._quality_fields(row)
+        return rules.quality_score({**components, "consolidation_score": consolidation}, self.weights)
+
     def _refresh_quality(self, row: dict[str, Any]) -> float:
         """Recompute quality into row['metadata'] and row['quality'] (caller persists)."""
         quality, components = self._quality_fields(row)

@@ -208,11 +208,16 @@ class LifecycleMixin(ServiceBase):
         idle = _days(as_of, last_use)
         meta = row["metadata"]
         old_quality = row["quality"]
-        score = lifecycle.consolidation_score(
-            idle, row["access_count"], lifecycle.connection_strength(row["concepts"], useful), s.recency_half_life_days
-        )
+        connection = lifecycle.connection_strength(row["concepts"], useful)
+        score = lifecycle.consolidation_score(idle, row["access_count"], connection, s.recency_half_life_days)
         meta.setdefault("quality_components", {})["consolidation_score"] = round(score, 6)
         quality = self._refresh_quality(row)
+        # The window is chosen by the quality the memory had when last used: quality's recency
+        # part already falls with idle time, and counting idleness twice would shrink the window
+        # the longer a memory waits (a memory read once would go at ~100 days, not 180).
+        kept_quality = self._quality_with_consolidation(
+            row, lifecycle.consolidation_score(0.0, row["access_count"], connection, s.recency_half_life_days)
+        )
         fields: dict[str, Any] = {}
         if abs(quality - old_quality) > 1e-6:
             fields.update(quality=quality, metadata=meta)
@@ -234,9 +239,9 @@ class LifecycleMixin(ServiceBase):
         # the run began, and patterns are never archived automatically.
         if lifecycle.PATTERN not in (row["tier"], tier):
             automatic = lifecycle.is_automatic(row["source"])
-            window = lifecycle.retention_days(quality, s.retention_policy(), automatic=automatic)
+            window = lifecycle.retention_days(kept_quality, s.retention_policy(), automatic=automatic)
             if idle > window:
-                reason = f"unused for {idle:.0f} days; window {window:.0f} days at quality {quality:.2f}" + (
+                reason = f"unused for {idle:.0f} days; window {window:.0f} days at quality {kept_quality:.2f}" + (
                     " (captured automatically)" if automatic else ""
                 )
                 note("archived", LifecycleChange(id=row["id"], preview=short, reason=reason, tier=tier))
