@@ -38,12 +38,12 @@ EXPECTED_HOOKS = {
         "PostToolUseFailure": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10}]}
         ],
-        "Stop": [{"hooks": [{"type": "command", "command": f"{EXE} hook Stop", "timeout": 10}]}],
     }
 }
 
 OTHER_TOOL_HOOKS = {
     "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "prettier --write", "timeout": 5}]}],
+    "SessionStart": [{"hooks": [{"type": "command", "command": "direnv export json"}]}],
     "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     "Notification": [{"hooks": [{"type": "command", "command": "say hi"}]}],
 }
@@ -86,7 +86,6 @@ def test_fresh_user_install_writes_exactly_the_server_entry_and_hooks(home, proj
         "added hook UserPromptSubmit",
         "added hook PostToolUse (Bash|mcp__mnemo__.*)",
         "added hook PostToolUseFailure (Bash)",
-        "added hook Stop",
     ]
     assert backups(home) == []
     assert list(project.iterdir()) == []
@@ -129,9 +128,11 @@ def test_other_tools_hooks_stay_first_and_intact_ours_are_appended_and_other_set
     assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in original.items() if k != "hooks"}
     hooks = data["hooks"]
     assert hooks["PostToolUse"] == OTHER_TOOL_HOOKS["PostToolUse"] + EXPECTED_HOOKS["hooks"]["PostToolUse"]
-    assert hooks["Stop"] == OTHER_TOOL_HOOKS["Stop"] + EXPECTED_HOOKS["hooks"]["Stop"]
+    assert hooks["SessionStart"] == OTHER_TOOL_HOOKS["SessionStart"] + EXPECTED_HOOKS["hooks"]["SessionStart"]
+    # Events we do not install are left exactly as they were.
+    assert hooks["Stop"] == OTHER_TOOL_HOOKS["Stop"]
     assert hooks["Notification"] == OTHER_TOOL_HOOKS["Notification"]
-    assert list(hooks)[:3] == ["PostToolUse", "Stop", "Notification"]
+    assert list(hooks)[:4] == ["PostToolUse", "SessionStart", "Stop", "Notification"]
 
 
 def test_existing_claude_json_keeps_every_unrelated_key_and_other_servers(home, project):
@@ -156,27 +157,27 @@ def test_existing_claude_json_keeps_every_unrelated_key_and_other_servers(home, 
 def test_moved_executable_updates_server_and_hooks_in_place_without_duplicating(home, project):
     settings = home / ".claude" / "settings.json"
     old = "/old/venv/bin/mnemo-mcp"
-    ours = {"type": "command", "command": f"{old} hook Stop", "timeout": 10}
-    theirs = {"type": "command", "command": "notify-send done"}
-    write(settings, {"hooks": {"Stop": [{"hooks": [ours]}, {"hooks": [theirs]}]}})
+    ours = {"type": "command", "command": f"{old} hook SessionStart", "timeout": 15}
+    theirs = {"type": "command", "command": "direnv export json"}
+    write(settings, {"hooks": {"SessionStart": [{"hooks": [ours]}, {"hooks": [theirs]}]}})
     write(home / ".claude.json", {"mcpServers": {"mnemo": {"type": "stdio", "command": old, "args": [], "env": {"MNEMO_DB": "/d.db"}}}})
 
     changes = install("user", EXE, home, project, now=NOW)
 
-    stop = read(settings)["hooks"]["Stop"]
-    assert stop == [{"hooks": [{**ours, "command": f"{EXE} hook Stop"}]}, {"hooks": [theirs]}]
+    session_start = read(settings)["hooks"]["SessionStart"]
+    assert session_start == [{"hooks": [{**ours, "command": f"{EXE} hook SessionStart"}]}, {"hooks": [theirs]}]
     # The user's env on our entry survives: it may point at their database.
     assert read(home / ".claude.json")["mcpServers"]["mnemo"] == {"type": "stdio", "command": EXE, "args": [], "env": {"MNEMO_DB": "/d.db"}}
     actions = [c.action for c in changes]
-    assert "updated mcpServers.mnemo" in actions and "updated hook Stop" in actions
-    assert "added hook Stop" not in actions
+    assert "updated mcpServers.mnemo" in actions and "updated hook SessionStart" in actions
+    assert "added hook SessionStart" not in actions
     assert install("user", EXE, home, project, now=NOW) == []
 
 
 def test_executable_not_named_mnemo_mcp_is_still_recognised_through_the_server_entry(home, project):
     odd = "/opt/tools/my memory/mnemo"  # space: the hook command must quote it
     install("user", odd, home, project, now=NOW)
-    assert read(home / ".claude" / "settings.json")["hooks"]["Stop"][0]["hooks"][0]["command"] == "'/opt/tools/my memory/mnemo' hook Stop"
+    assert read(home / ".claude" / "settings.json")["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "'/opt/tools/my memory/mnemo' hook SessionStart"
 
     assert install("user", odd, home, project, now=NOW) == []
     uninstall("user", home, project, now=NOW)
@@ -185,12 +186,12 @@ def test_executable_not_named_mnemo_mcp_is_still_recognised_through_the_server_e
 
 def test_another_program_with_a_hook_subcommand_is_not_mistaken_for_ours(home, project):
     settings = home / ".claude" / "settings.json"
-    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "other-tool hook Stop"}]}]}}
+    theirs = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "other-tool hook SessionStart"}]}]}}
     write(settings, theirs)
 
     install("user", EXE, home, project, now=NOW)
-    assert read(settings)["hooks"]["Stop"][0] == theirs["hooks"]["Stop"][0]
-    assert len(read(settings)["hooks"]["Stop"]) == 2
+    assert read(settings)["hooks"]["SessionStart"][0] == theirs["hooks"]["SessionStart"][0]
+    assert len(read(settings)["hooks"]["SessionStart"]) == 2
 
     uninstall("user", home, project, now=NOW)
     assert read(settings) == theirs
@@ -244,7 +245,7 @@ def test_uninstall_with_nothing_installed_creates_no_file(home, project):
         ("settings", '{"hooks": [1]', "not valid JSON"),
         ("settings", '{"hooks": []}', '"hooks" must be an object'),
         ("mcp", '{"mcpServers": "x"}', '"mcpServers" must be an object'),
-        ("settings", '{"hooks": {"Stop": {}}}', '"hooks"."Stop" must be an array'),
+        ("settings", '{"hooks": {"SessionStart": {}}}', '"hooks"."SessionStart" must be an array'),
         ("settings", "[]", "must hold a JSON object"),
     ],
 )
@@ -329,7 +330,7 @@ def test_symlinked_settings_file_is_written_through_the_link(home, project, tmp_
 
 def test_render_prints_one_line_per_change_or_nothing_to_change(tmp_path):
     path = tmp_path / "x.json"
-    assert render([Change(path, "added mcpServers.mnemo"), Change(path, "added hook Stop")]) == (
-        f"{path}: added mcpServers.mnemo\n{path}: added hook Stop"
+    assert render([Change(path, "added mcpServers.mnemo"), Change(path, "added hook SessionStart")]) == (
+        f"{path}: added mcpServers.mnemo\n{path}: added hook SessionStart"
     )
     assert render([]) == "nothing to change"
