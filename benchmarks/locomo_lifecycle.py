@@ -34,7 +34,7 @@ memory shares over memories. Default: every conversation in the file (locomo_dev
 tuning split conv-26, conv-30; test the others; both reported apart and together.
 
     python -m benchmarks.locomo_lifecycle --data ../shared/data/locomo/locomo_dev.json
-    python -m benchmarks.locomo_lifecycle --data ... --quick     # CI: conv-30, 20 questions, 100 days
+    python -m benchmarks.locomo_lifecycle --data ... --quick     # CI: conv-30, 20 questions, 200 days
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ START = datetime(2024, 1, 1, tzinfo=timezone.utc)
 ASK_HOUR = timedelta(hours=12)  # asks at noon, consolidation at midnight: it runs first that day
 VARIANTS = ("none", "user")
 QUICK_CONVERSATION = "conv-30"  # the smallest conversation
-# Long enough to pass the 90-day window of a fair-quality memory, so quick mode archives something.
-QUICK_DAYS, QUICK_QUESTIONS, QUICK_EVERY = 100, 20, 2
+# Long enough to pass the 180-day window of a new, never-used memory, so quick mode archives something.
+QUICK_DAYS, QUICK_QUESTIONS, QUICK_EVERY = 200, 20, 4
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "locomo_lifecycle.json"
 TIERS = ("working", "history", "pattern")
 

@@ -82,6 +82,17 @@ def _parser() -> argparse.ArgumentParser:
     ar.add_argument("memory_id")
     ar.add_argument("--reason")
 
+    ins = sub.add_parser("install", help="register mnemo-mcp (server and hooks) with a client: `install claude`")
+    ins.add_argument("client", choices=("claude",), help="the client to configure (Claude Code)")
+    ins.add_argument("--scope", choices=("user", "project"), default="user", help="user: ~/.claude.json and ~/.claude/settings.json; project: .mcp.json and .claude/settings.json")
+    ins.add_argument("--no-hooks", action="store_true", help="only the MCP server entry")
+    un = sub.add_parser("uninstall", help="remove what `install` added (other servers and hooks are kept)")
+    un.add_argument("client", choices=("claude",))
+    un.add_argument("--scope", choices=("user", "project"), default="user")
+
+    h = sub.add_parser("hook", help="handle a Claude Code hook event (JSON on standard input); always exits 0")
+    h.add_argument("event", help="UserPromptSubmit, PostToolUse, PostToolUseFailure or SessionStart")
+
     e = sub.add_parser("export", help="write every memory and its learned state as JSON lines")
     e.add_argument("-o", "--output", help="file (default: standard output)")
 
@@ -214,6 +225,39 @@ def _run(args: argparse.Namespace) -> int:
         svc.close()
 
 
+def _executable() -> str:
+    """The absolute path of the `mnemo-mcp` command, for configs that run it later."""
+    import shutil
+    from pathlib import Path
+
+    from .errors import MnemoError
+
+    found = shutil.which("mnemo-mcp") or shutil.which("mnemo-mcp", path=str(Path(sys.executable).parent))
+    if not found:
+        raise MnemoError("cannot find the mnemo-mcp command; install the package (pip install mnemo-mcp) so it is on PATH")
+    return str(Path(found).resolve())
+
+
+def _install(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import claude_install
+    home = Path.home()
+    project_dir = Path.cwd()
+    if args.scope == "project":
+        # The project is the enclosing git repository, as for memory scoping.
+        for folder in (project_dir, *project_dir.parents):
+            if (folder / ".git").exists():
+                project_dir = folder
+                break
+    if args.command == "install":
+        changes = claude_install.install(args.scope, _executable(), home, project_dir, hooks=not args.no_hooks)
+    else:
+        changes = claude_install.uninstall(args.scope, home, project_dir)
+    print(claude_install.render(changes))
+    return 0
+
+
 def _json_line(line: str, n: int) -> dict:
     from .errors import InvalidInput
 
@@ -227,6 +271,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mnemo-mcp: %(levelname)s %(message)s")
     try:
+        if args.command in ("install", "uninstall"):
+            return _install(args)
+        if args.command == "hook":
+            from .hooks import main as hook_main
+
+            return hook_main(args.event)
         if args.command in (None, "serve"):
             from .server import serve
 

@@ -107,6 +107,20 @@ class Settings(BaseSettings):
     duplicate_similarity: float = Field(0.95, gt=0.0, le=1.0, description="cosine at which a write is a near-duplicate")
     merge_scan_per_run: int = Field(2000, ge=0, description="memories checked for near-duplicates per consolidation")
 
+    # Claude Code hooks
+    inject_tokens: int = Field(300, ge=0, description="budget of memories injected into a prompt's context (0: none)")
+    inject_top_k: int = Field(3, ge=1, le=20)
+    inject_min_relevance: float = Field(0.4, ge=0.0, le=1.0, description="nothing below this keyword relevance is injected")
+    session_start_tokens: int = Field(400, ge=0, description="budget of the session-start digest (0: none)")
+    session_start_items: int = Field(5, ge=0, le=20)
+    outcome_worked: float = Field(1.0, ge=-1.0, le=1.0)
+    outcome_partial: float = Field(0.3, ge=-1.0, le=1.0)
+    outcome_failed: float = Field(-1.0, ge=-1.0, le=1.0)
+    check_fail_outcome: float = Field(-0.5, ge=-1.0, le=1.0, description="a test/build failure after a recall")
+    check_pass_outcome: float = Field(0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what was recalled since")
+    extra_check_commands: list[str] = Field(default_factory=list, description="more check-command regexes (JSON list)")
+    hook_log: Path = Field(default_factory=lambda: _data_dir() / "hooks.log", description="where hooks log their errors")
+
     # Quality score weights (normalized to sum 1 when used)
     quality_w_rating: float = Field(0.30, ge=0.0)
     quality_w_access: float = Field(0.30, ge=0.0)
@@ -115,7 +129,7 @@ class Settings(BaseSettings):
 
     log_level: str = "WARNING"
 
-    @field_validator("db", "model_cache_dir", mode="after")
+    @field_validator("db", "model_cache_dir", "hook_log", mode="after")
     @classmethod
     def _expand(cls, v: Path) -> Path:
         return Path(os.path.expandvars(str(v))).expanduser()

@@ -182,6 +182,13 @@ class LifecycleResult(BaseModel):
     changed: bool = Field(description="false when it already was in that state")
 
 
+class SessionCredit(BaseModel):
+    signal: str
+    outcome: float
+    memory_ids: list[str] = Field(description="memories whose valence this signal moved")
+    note: str | None = None
+
+
 def _without_none(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 

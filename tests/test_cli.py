@@ -121,3 +121,21 @@ def test_project_is_the_git_root_name_or_the_folder(tmp_path):
     plain = tmp_path / "scratch"
     plain.mkdir()
     assert detect_project(plain) == "scratch"
+
+
+def test_install_claude_writes_server_and_hooks_once_and_uninstall_removes_them(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["install", "claude"]) == 0
+    out = capsys.readouterr().out
+    assert "added mcpServers.mnemo" in out and "added hook UserPromptSubmit" in out
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["mnemo"]
+    assert server["command"].endswith("mnemo-mcp")
+    hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("hook UserPromptSubmit")
+    assert hooks["PostToolUse"][0]["matcher"] == "Bash|mcp__mnemo__.*"
+    assert main(["install", "claude"]) == 0
+    assert capsys.readouterr().out.strip() == "nothing to change"
+    assert main(["uninstall", "claude"]) == 0
+    assert "mnemo" not in json.loads((home / ".claude.json").read_text()).get("mcpServers", {})

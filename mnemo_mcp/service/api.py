@@ -18,9 +18,10 @@ from .base import iso, rnd
 from .learning import LearningMixin
 from .lifecycle import LifecycleMixin
 from .reading import ReadingMixin
+from .sessions import SessionMixin
 
 
-class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin):
+class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin):
     # --- write -------------------------------------------------------------------------
 
     def write(

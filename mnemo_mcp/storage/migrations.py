@@ -130,6 +130,22 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        3,
+        "session events: what hooks recalled per turn, and the outcomes they saw",
+        """
+        CREATE TABLE session_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            memory_ids TEXT NOT NULL DEFAULT '[]',
+            read_id TEXT,
+            detail TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX session_events_session ON session_events(session_id, seq);
+        """,
+    ),
 ]
 
 

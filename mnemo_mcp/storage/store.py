@@ -502,6 +502,43 @@ class Store:
         ).fetchone()
         return dict(zip(("as_of", "started_at", "finished_at", "trigger"), row)) if row else None
 
+    # --- session events (hooks) -----------------------------------------------------------
+
+    def add_session_event(self, event: dict[str, Any], keep: int) -> int:
+        self.conn.execute(
+            "INSERT INTO session_events(session_id, kind, memory_ids, read_id, detail, created_at) "
+            "VALUES (:session_id, :kind, :memory_ids, :read_id, :detail, :created_at)",
+            {**event, "memory_ids": _json_list(event.get("memory_ids", [])), "detail": json.dumps(event.get("detail", {}))},
+        )
+        seq = self.conn.last_insert_rowid()
+        self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (seq - keep,))
+        return seq
+
+    def session_events(self, session_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
+        cols = ("seq", "session_id", "kind", "memory_ids", "read_id", "detail", "created_at")
+        rows = self.conn.execute(
+            f"SELECT {', '.join(cols)} FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq),
+        )
+        out = []
+        for r in rows:
+            e = dict(zip(cols, r))
+            e["memory_ids"] = json.loads(e["memory_ids"])
+            e["detail"] = json.loads(e["detail"])
+            out.append(e)
+        return out
+
+    def top_memories(self, domains: list[str] | None, limit: int) -> list[dict[str, Any]]:
+        """Live memories, patterns first, then by quality and valence: what a session starts with."""
+        in_list, params = self._domain_params(domains)
+        where = "m.archived = 0" + (f" AND m.domain IN {in_list}" if domains is not None else "")
+        rows = self.conn.execute(
+            _SELECT + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
+            "m.quality + 0.5 * m.valence DESC, m.rowid LIMIT :limit",
+            {**params, "limit": limit},
+        )
+        return [_row(r) for r in rows]
+
     # --- stats ---------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:

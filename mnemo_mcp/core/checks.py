@@ -1,0 +1,113 @@
+"""Which shell commands are tests, builds, type checks or lints, and what their result says.
+
+Conservative by design: a command gives a signal only when its exit status is the check's own.
+`pytest | tail` reports tail's status; `make deploy && pytest` may fail in make; `pytest || true`
+always passes. Those give nothing. Wrappers that keep the status (`uv run`, `npx`, `timeout 60`,
+`FOO=1`, `cd dir &&`) are looked through.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+
+PASS, FAIL = "pass", "fail"
+
+DEFAULT_CHECKS: tuple[str, ...] = (
+    r"pytest|py\.test|python[\d.]* -m (?:pytest|unittest|mypy|ruff|pyright|flake8|pylint|tox|nox)",
+    r"tox|nox|mypy|pyright|ruff check|ruff(?=\s*$)|flake8|pylint|black --check|isort --check(?:-only)?",
+    r"(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck|type-check|check)(?::[\w-]+)?",
+    r"(?:jest|vitest|mocha|ava|playwright test|cypress run|tsc|eslint|biome check|prettier --check)",
+    r"cargo (?:test|build|check|clippy|nextest run)",
+    r"go (?:test|build|vet)|golangci-lint run",
+    r"make(?:\s+-j\s*\d*)?(?=\s*$)|make(?:\s+-j\s*\d*)? (?:test|tests|check|build|all|lint|typecheck)|ninja|cmake --build \S+|ctest",
+    r"(?:mvn|\./mvnw) (?:test|verify|package|compile)|(?:gradle|\./gradlew) (?:test|build|check)",
+    r"dotnet (?:test|build)|bazel (?:test|build)|swift (?:test|build)|mix test|rspec|bundle exec rspec|phpunit|deno test",
+)
+# Prefixes that run the next word with the same exit status.
+_WRAPPERS = re.compile(
+    r"^(?:(?:\w+=\S*\s+)+|(?:uv|poetry|pipenv|hatch|pdm|rye) run\s+|npx\s+|bunx\s+|pnpm exec\s+|yarn exec\s+|time\s+|timeout\s+\S+\s+|nice\s+(?:-n\s*\S+\s+)?|command\s+|exec\s+|sudo\s+)"
+)
+# Segments that may precede a check without muddying its status.
+_BENIGN = re.compile(r"^(?:cd|pushd|export|source|\.|set|unset|echo|clear|true)\b")
+
+
+def _compile(patterns: Iterable[str]) -> re.Pattern[str]:
+    return re.compile(r"^(?:" + "|".join(f"(?:{p})" for p in patterns) + r")(?:\s|$)")
+
+
+def _strip_wrappers(segment: str) -> str:
+    prev = None
+    while prev != segment:
+        prev = segment
+        segment = _WRAPPERS.sub("", segment, count=1).strip()
+    return segment
+
+
+def _segments(command: str) -> list[tuple[str, str]] | None:
+    """[(operator before it, segment)], or None when the shell structure hides exit codes."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    out: list[tuple[str, str]] = []
+    op, words = "", []
+    for tok in tokens:
+        if tok in (";", "&&", "||", "|", "&", "|&", ";;"):
+            if words:
+                out.append((op, " ".join(words)))
+            op, words = tok, []
+        elif set(tok) <= set(";&|"):
+            return None  # redirections like >& or odd operators: do not guess
+        else:
+            words.append(tok)
+    if words:
+        out.append((op, " ".join(words)))
+    return out
+
+
+def check_kind(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | None:
+    """The check a command runs (its normalized text), or None when it is not one, or when
+    its exit status might not be the check's."""
+    if not isinstance(command, str) or not command.strip() or "\n" in command.strip():
+        return None
+    if re.search(r"\$\(|`|<\(|>\(", command):
+        return None  # substitutions: the status could come from anywhere
+    if re.search(r"&\s*$", command):
+        return None  # backgrounded: its status is not reported
+    # Redirections change where output goes, not the exit status.
+    command = re.sub(r"\s\d?>&\d\b|\s&>>?\s*\S+|\s\d?>>?\s*\S+|\s<\s*\S+", " ", command)
+    segments = _segments(command)
+    if not segments:
+        return None
+    matcher = _compile(patterns)
+    *before, (last_op, last) = segments
+    if last_op in ("|", "||", "&", "|&"):
+        return None
+    check = _strip_wrappers(last)
+    if not matcher.search(check):
+        return None
+    for op, seg in before:
+        if op in ("|", "||", "&", "|&") or not _BENIGN.search(_strip_wrappers(seg)):
+            return None
+    return check
+
+
+def outcome_of(tool_response: object, failed_event: bool) -> str | None:
+    """PASS / FAIL from Claude Code's Bash tool result, or None when it cannot be told.
+
+    PostToolUse fires for commands that succeeded and PostToolUseFailure for those that did not;
+    an exit code in the response, where a version provides one, wins. An interrupted command
+    (the user pressed Esc, a timeout) says nothing about the code.
+    """
+    if isinstance(tool_response, dict):
+        if tool_response.get("interrupted") or tool_response.get("is_interrupt"):
+            return None
+        for key in ("exit_code", "exitCode", "returncode", "return_code"):
+            code = tool_response.get(key)
+            if isinstance(code, int) and not isinstance(code, bool):
+                return PASS if code == 0 else FAIL
+    return FAIL if failed_event else PASS

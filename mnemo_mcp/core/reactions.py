@@ -1,0 +1,215 @@
+"""Is the user's next message a reaction to the previous answer? A transparent rule-based
+classifier: worked / failed / partial / unknown, with the phrase that decided it.
+
+Precision first: a wrong update teaches the store the opposite of the truth, a missed one
+teaches nothing. So anything that is not clearly a reaction is `unknown`: questions,
+instructions, reported speech ("users report it doesn't work"), words inside quotes or code,
+plans to try later. The rules, in order:
+
+1. Strip code blocks, inline code and quoted text (a pasted test summary still counts: "5 passed").
+2. A message that opens with a question or an instruction and carries no reaction cue before it
+   is unknown ("how do I fix the failing test?", "add a test that checks it fails").
+3. Cues are collected over the rest: success claims ("works now", "tests pass", "no errors
+   now"), politeness ("thanks", "perfect"), failures ("still failing", "doesn't work", "same
+   error", "you broke X", "no, that's wrong"), strong failures ("worse", "revert that"), and
+   partial cues ("almost", "better but", "3 of 5 pass").
+4. partial cue -> partial; a failure with a success claim (and no strong failure) -> partial
+   ("compiles now, but segfaults"); a failure -> failed (politeness does not rescue it: "thanks,
+   but it still crashes", "great, now nothing compiles"); a success claim or politeness ->
+   worked, unless the user says they have not tried it yet; otherwise unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+WORKED, FAILED, PARTIAL, UNKNOWN = "worked", "failed", "partial", "unknown"
+LABELS = (WORKED, FAILED, PARTIAL, UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Reaction:
+    label: str
+    cue: str | None = None
+
+
+def _rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+# Common spellings and typos of the words the rules hinge on.
+WORK = r"(?:works?|worked|working|wroks?|wokrs?|workd|funktioniert|marche|funciona|funcionou|работает)"
+STILL = r"(?:still|sitll|stil|stll)"
+THANKS = r"(?:thanks|thank\s*you|thx|thnx|thanx|thnaks|tahnks|tysm|ty|cheers|danke|merci|gracias|obrigad[oa]|grazie|спасибо|ありがとう|谢谢)"
+# "doesn't" has no word boundary before "n't": spell the negated auxiliaries out.
+NEG = r"(?:\b(?:not|never|nicht|pas|no|не|sin)\b|\b(?:does|did|do|is|was|were|are|has|have|had|could|would|wo|ca|should)n'?t\b)"
+
+# Phrases that contain failure words but report success: matched first, then removed.
+NEGATED_NEGATIVE = _rx(
+    r"\b(?:no|zero|0)\s+(?:more\s+)?(?:errors?|failures?|warnings?|crash(?:es)?|exceptions?|issues?)\b(?:\s+(?:now|anymore|any\s+more))?",
+    r"\bno\s+longer\s+(?:crash(?:es)?|fails?|failing|breaks?|hangs?|errors?|throws?)\b",
+    r"\bnothing\s+(?:broke|breaks|failed|fails)\b",
+    r"\b(?:hasn't|has\s+not|haven't|didn't|did\s+not)\s+(?:failed|crashed|broken|errored)\b(?:\s+once)?",
+    r"\bcan't\s+reproduce\b.*\b(?:anymore|any\s+more|now)\b",
+    r"\b(?:the\s+)?(?:error|bug|crash|issue|warning|exception|problem|failure)s?\s+(?:is|are)\s+(?:gone|fixed|resolved)\b",
+    r"\bnot\s+(?:failing|crashing|broken)\s+(?:anymore|any\s+more)\b",
+)
+
+SUCCESS = _rx(
+    rf"^(?:it\s+|that\s+|this\s+|ok\s+|yep\s+|yes\s+|fine,?\s+it\s+|✅\s*)?{WORK}(?:\s+now|\s+perfectly|\s+great|\s+fine|\s+again)?\b(?!\s+(?:for|on|with|in|locally|until))",
+    rf"\b{WORK}\s+(?:now|perfectly|like\s+a\s+charm|great|fine|again|jetzt)\b",
+    rf"\bit\s+{WORK}\s*!",
+    r"\b(?:it|that|this|the\s+\w+)\s+(?:now\s+)?(?:works|worked|runs|passes|loads|compiles)\b(?!\s+(?:for|on|with|in|locally|until|if|when)\b)",
+    r"\b(?:fires|triggers|shows|appears|renders|responds|connects)\s+(?:up\s+)?now\b",
+    r"\b(?:that|this|it)\s+(?:did\s+it|did\s+the\s+trick|was\s+it|was\s+the\s+(?:problem|issue|fix|culprit))\b",
+    r"\b(?:that|this|it|you)\s+(?:fixed|solved|resolved)\b",
+    r"\b(?:fixed|solved)(?:\s+it)?\s*[.!]|^(?:fixed|solved)\b|\bthat\s+fixed\b",
+    r"\b(?:tests?|build|builds|ci|pipeline|checks?|lint|everything)\s+(?:(?:all|now)\s+)?(?:pass(?:es|ed)?|passing|green|succeeds?|succeeded)\b",
+    r"\b(?:all|both)\s+green\b|\bgreen\s+now\b",
+    r"\b\d+\s+passed\b(?!.*\bfailed\b)",
+    r"\b(?:compiles|builds|runs|loads|deploys|starts)\s+(?:now|again|fine|cleanly|instantly)\b|\bfinally\s+it\s+(?:runs|works|compiles)\b",
+    r"\bit\s+(?:compiles|runs|builds)\s+now\b",
+    r"\b(?:ran|went)\s+(?:through|cleanly|fine|smoothly)\b",
+    r"\b(?:lgtm|ship\s+it|looks\s+good(?:\s+to\s+me)?|good\s+call|exactly\s+what\s+i\s+needed|yes!?\s+that'?s\s+it|that'?s\s+it!)",
+    r"\bconfirmed\b",
+    r"👍|✅|🎉|🙌|👌",
+)
+
+POLITE = _rx(
+    rf"^{THANKS}\b",
+    rf"\b{THANKS}(?:\s+(?:a\s+lot|so\s+much|again))?\s*[.!]*\s*$",
+    rf"[,.!]\s*{THANKS}\b",
+    r"^(?:perfect|awesome|great|nice|beautiful|brilliant|excellent|amazing|cool|sweet|wonderful)\b",
+    r"\byou'?re\s+a\s+(?:lifesaver|legend|star)\b",
+    r"🙏",
+)
+
+FAILURE = _rx(
+    rf"\b{STILL}\b(?:\s+\w+){{0,4}}?\s+(?:{NEG}|fail\w*|broken|broke|wrong|the\s+same|same|slow\w*|crash\w*|throw\w*|gets?|getting|seeing|an?\s+(?:issue|problem|error)|errors?|there|happen\w*|return\w*|hang\w*|show\w*|runs?\s+out|renders?\s+empty|500s?|404s?)\b",
+    rf"\b(?:is|are|was|it'?s|keeps?)\s+{STILL}\b",
+    rf"^\W*{STILL}\W*$|(?:^|\n)\s*{STILL}\s*[:.!]|\b{STILL}\s*$",
+    rf"{NEG}\s+(?:\w+\s+)?(?:{WORK}|wrok|help(?:ed|s)?|fix(?:ed|es)?|change[ds]?|compiles?|runs?|solved?|do\s+anything|make\s+a\s+difference)\b",
+    r"\b(?:is|are|does|do)n'?t\s*[.!]*$",
+    r"\bbut\s+(?:it\s+|the\s+\w+\s+|now\s+)?(?:\w+\s+){0,3}?(?:crash\w*|segfaults?|fails?|failing|hangs?|throws?|errors?|broken|wrong|slow|missing|still|doesn'?t|isn'?t|won'?t|not)\b",
+    r"\bnow\s+there'?s\s+(?:a\s+)?(?:different|another|new)\s+(?:one|error|issue|problem|bug)\b|\b(?:different|another|new)\s+error\b",
+    r"\b(?:does|did|do|is|was)nt\s+(?:work|wrok|help|fix|change|compile)",
+    r"\bno\s+(?:luck|difference|change|dice|effect)\b|\bnothing\s+changed\b|\bnothing\s+(?:works|compiles|runs|loads)\b",
+    r"\b(?:same|identical)\s+(?:error|issue|thing|problem|result|output|failure|exception|behaviou?r|crash)\b|\bthe\s+same\b\s*[.!]*\s*$",
+    r"\b(?:it|that|this|the\s+\w+)\s+(?:crash(?:es|ed)?|hangs?|fails?|failed|segfaults?|throws?|errors?\s+out)\b(?!\s+(?:when|if))",
+    r"\bnow\s+(?:it\s+|there\s+(?:are|is)\s+|i\s+get\s+|i'?m\s+getting\s+|every\s+\w+\s+)?.{0,30}\b(?:errors?|fails?|failing|broken|crash\w*|hangs?|null|wrong)\b",
+    r"\bgetting\s+this\s+now\b|\bcauses\s+an?\s+(?:infinite|endless)\b",
+    r"\b(?:that'?s|this\s+is|it'?s)\s+(?:wrong|incorrect|not\s+(?:it|right|correct|what\s+i\s+(?:asked|wanted|meant))|not\s+how)\b",
+    r"\bthat'?s\s+not\s+how\b|\bnot\s+what\s+i\s+(?:asked|wanted|meant)\b|\bwrong\s+(?:file|function|one|place|method|branch|answer)\b",
+    r"^(?:no|nope)\b[,.!]*\s+(?:that|this|it|you|i\s+meant|don'?t|not|still|same|the)\b|^no\s+no\b",
+    r"\byou\s+(?:misunderstood|changed\s+the\s+wrong|deleted|removed|broke|hallucinated)\b|\bhallucinat\w*\b",
+    r"\bwhy\s+did\s+you\s+(?:delete|remove|break|drop|revert)\b",
+    r"\bsigue\s+fallando\b",
+    r"\bfor\s+nothing\b|👎|❌|🤦",
+    r"\bsigue\s+sin\b|\bне\s+работает\b|还是",
+)
+
+STRONG_FAILURE = _rx(
+    r"\b(?:it'?s|that|this|got|even|way|much)\s+(?:made\s+it\s+)?worse\b|\bmade\s+it\s+worse\b|\bworse\s+(?:now|than)\b",
+    r"\b(?:revert|undo)\s+(?:that|it|this|the\s+change)\b|\b(?:you\s+)?(?:broke|broken)\s+(?:the|my|prod|it|everything)\b|\bbroke\b",
+    r"\bthanks\s+for\s+(?:deleting|breaking|removing|wiping|nothing|making\s+it\s+worse)\b",
+)
+
+PARTIAL_CUE = _rx(
+    r"^\W*(?:almost|almst|allmost|nearly|closer|partly|partially|sort\s+of|kinda|kind\s+of|mostly|half|casi|fast)\b",
+    r"\balmost\s+(?:there|works?|done)\b|🤏",
+    r"\b(?:better|closer|progress)\b[,!.]*\s*(?:but|only|just)\b|\bprogress!",
+    r"\b(?:partly|partially)\s+(?:fixed|works?|working)\b|\bhalf\s+(?:working|works?|fixed)\b",
+    r"\b\d+\s+(?:of|out\s+of)\s+(?:the\s+)?\d+\b.*\bpass",
+    r"\bfewer\s+(?:errors?|failures?|warnings?)\b|\bdown\s+from\s+\d+\b",
+    rf"\b{WORK}\s+(?:for|on|with|locally|in)\b.{{0,60}}\b(?:but\s+not|not|fails?|breaks?|still)\b",
+    r"\bgood\s+start\b|\bpart\s+of\s+it\b|\bone\s+more\s+test\s+failing\b|\bone\s+test\s+left\b",
+)
+
+# Not a reaction, whatever words it contains.
+QUESTION_START = _rx(
+    r"^(?:how|what|what's|why|where|when|which|who|does|do|is|are|can|could|will|would|should|did|has|have|any\s+idea)\b"
+)
+INSTRUCTION_START = _rx(
+    r"^(?:please\s+|pls\s+|now\s+|also\s+|then\s+|and\s+)?(?:add|write|create|implement|rename|investigate|grep|generate|update|refactor|make|explain|show|move|convert|handle|commit|run|let'?s|lets|don'?t|do\s+not|change|remove|delete|use|set|install|check|look|open|read|find|search|replace|fix\s+the\s+(?:bug|issue|typo|test)|in\s+the\s+\w+,)\b"
+)
+REPORTED = _rx(r"\b(?:users?|customers?|people|someone|the\s+ticket|the\s+issue|they)\s+(?:report|reported|say|says|said|complain)")
+NOT_TRIED = _rx(
+    r"\b(?:i'?ll|i\s+will|will|going\s+to|gonna|let\s+me)\s+(?:try|test|check|run)\b",
+    r"\bhaven'?t\s+(?:tried|tested|run)\b|\bnot\s+sure\s+yet\b|\bcan'?t\s+test\b|\brunning\s+it\s+now\b|\bone\s+sec\b",
+)
+
+NO_THANKS = _rx(r"^(?:no|nah|nope)[,.!]?\s*(?:thanks|thank\s+you|thx)\W*$")
+BLAME_QUESTION = _rx(r"\bwhy\s+did\s+you\s+(?:delete|remove|break|drop|revert)\b")
+
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_INLINE = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|(?<![a-z])'[^'\n]*'(?![a-z])|“[^”\n]*”")
+_CLAUSE = re.compile(r"[.!?;:\n—]|,\s|\s-\s")
+
+
+def _test_summary(code: str) -> str:
+    """What a pasted block says about tests: only runner summaries count, never its words."""
+    out = []
+    for line in code.splitlines():
+        low = line.lower()
+        if re.search(r"\b\d+\s+(?:passed|failed)\b|^failed\s|\berror\[|traceback|segmentation fault", low):
+            out.append(low)
+    return " ".join(out)
+
+
+def _clean(text: str) -> str:
+    blocks = _CODE_BLOCK.findall(text)
+    prose = _CODE_BLOCK.sub(" ", text)
+    prose = _INLINE.sub(" ", prose.replace("’", "'").replace("‘", "'"))
+    summary = " ".join(_test_summary(b) for b in blocks)
+    return (prose.strip() + (" " + summary if summary else "")).lower().strip()
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str | None:
+    m = pattern.search(text)
+    return m.group(0).strip() if m else None
+
+
+def _opens(pattern: re.Pattern[str], clause: str) -> bool:
+    """The cue starts within the first two words of the clause."""
+    m = pattern.search(clause)
+    return bool(m) and len(clause[: m.start()].split()) <= 2
+
+
+def classify(text: str) -> Reaction:
+    if not isinstance(text, str) or not text.strip():
+        return Reaction(UNKNOWN)
+    t = _clean(text)
+    if not t:
+        return Reaction(UNKNOWN)
+    if NO_THANKS.search(t):
+        return Reaction(UNKNOWN)
+    first_clause = _CLAUSE.split(t, maxsplit=1)[0].strip()
+    # A message that opens with a question or an instruction is about something else, whatever
+    # words follow ("fix the bug where search still fails"), unless it opens with a reaction.
+    opens_with_reaction = any(_opens(p, first_clause) for p in (NEGATED_NEGATIVE, SUCCESS, POLITE, FAILURE, STRONG_FAILURE, PARTIAL_CUE))
+    if not opens_with_reaction and (
+        QUESTION_START.search(first_clause) or INSTRUCTION_START.search(first_clause) or REPORTED.search(t)
+    ):
+        blame = _first(BLAME_QUESTION, t)
+        return Reaction(FAILED, blame) if blame else Reaction(UNKNOWN)
+
+    success = _first(NEGATED_NEGATIVE, t)
+    rest = NEGATED_NEGATIVE.sub(" ", t)
+    success = success or _first(SUCCESS, rest)
+    polite = _first(POLITE, rest)
+    failure = _first(FAILURE, rest)
+    strong = _first(STRONG_FAILURE, rest)
+    partial = _first(PARTIAL_CUE, rest)
+
+    if partial and not strong:
+        return Reaction(PARTIAL, partial)
+    if strong:
+        return Reaction(FAILED, strong)
+    if failure:
+        return Reaction(PARTIAL, f"{success} / {failure}") if success else Reaction(FAILED, failure)
+    if success or polite:
+        if NOT_TRIED.search(rest) and not success:
+            return Reaction(UNKNOWN)
+        return Reaction(WORKED, success or polite)
+    return Reaction(UNKNOWN)

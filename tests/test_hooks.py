@@ -1,0 +1,235 @@
+"""Claude Code hooks, each run as its own `mnemo-mcp hook EVENT` process with the JSON that
+Claude Code sends on stdin, against a temporary database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mnemo_mcp.config import Settings
+from mnemo_mcp.embedding import HashEmbedder
+from mnemo_mcp.hooks import tokens
+from mnemo_mcp.service import MemoryService
+
+WEBHOOK = "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+FILLER = [
+    "The flaky test test_upload_retry needs the mock server on a fixed port 8089.",
+    "Deploys go through the GitHub Actions workflow deploy.yml on the main branch.",
+    "Postgres migrations must be reversible: every upgrade has a downgrade.",
+    "The frontend builds with vite into the dist folder.",
+    "Use ruff for lint and formatting, line length 120.",
+    "Secrets live in AWS Secrets Manager under app/prod.",
+    "The cache TTL for user sessions is fifteen minutes.",
+    "Celery workers must be restarted after a settings change.",
+    "Feature flags come from the LaunchDarkly relay proxy.",
+    "The API rate limit is 120 requests per minute per token.",
+    "Logs ship to Loki through promtail on every node.",
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop-api"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
+    return {
+        **keep,
+        "MNEMO_DB": str(tmp_path / "hooks.db"),
+        "MNEMO_HOOK_LOG": str(tmp_path / "hooks.log"),
+        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
+    }
+
+
+@pytest.fixture
+def store(env, project) -> MemoryService:
+    svc = MemoryService(Settings(db=env["MNEMO_DB"], project="shop-api"), HashEmbedder())
+    ids = {"webhook": svc.write(WEBHOOK).id}
+    for text in FILLER:
+        svc.write(text, allow_duplicate=True)
+    svc.ids = ids
+    yield svc
+    svc.close()
+
+
+def hook(env: dict[str, str], event: str, payload: dict | str, **extra_env: str) -> subprocess.CompletedProcess:
+    raw = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "mnemo_mcp", "hook", event],
+        input=raw,
+        capture_output=True,
+        text=True,
+        env={**env, **extra_env},
+        timeout=60,
+    )
+
+
+def prompt(project: Path, text: str, session: str = "s-1") -> dict:
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": str(project / "src"),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+    }
+
+
+def bash(project: Path, command: str, event: str = "PostToolUse", session: str = "s-1", **response) -> dict:
+    payload = {
+        "session_id": session,
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": str(project),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run it"},
+    }
+    if event == "PostToolUse":
+        payload["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False, **response}
+    else:
+        payload["error"] = "Exit code 1"
+        payload.update(response)
+    return payload
+
+
+def valence(svc: MemoryService, mid: str) -> float:
+    return svc.quality(mid).valence
+
+
+def feedback_events(svc: MemoryService) -> int:
+    return svc.stats().feedback_events
+
+
+def context_of(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+# --- UserPromptSubmit -----------------------------------------------------------------------
+
+
+def test_prompt_hook_injects_the_relevant_memory_with_its_id(env, project, store):
+    out = hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    text = context_of(out)
+    assert store.ids["webhook"][:12] in text and "dead letter queue" in text
+    assert json.loads(out.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+
+
+def test_prompt_hook_injects_nothing_when_nothing_passes_the_relevance_floor(env, project, store):
+    out = hook(env, "UserPromptSubmit", prompt(project, "what is the capital of Mongolia"))
+    assert out.returncode == 0 and out.stdout == ""
+
+
+def test_injection_stays_within_the_token_budget(env, project, store):
+    for budget in ("60", "100"):
+        out = hook(
+            env,
+            "UserPromptSubmit",
+            prompt(project, "webhook retries backoff dead letter queue"),
+            MNEMO_INJECT_TOKENS=budget,
+            MNEMO_INJECT_MIN_RELEVANCE="0.05",
+        )
+        assert tokens(context_of(out)) <= int(budget)
+    tiny = hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), MNEMO_INJECT_TOKENS="20")
+    assert tiny.returncode == 0 and tiny.stdout == ""  # no room for a useful line: nothing
+
+
+def test_a_worked_reaction_credits_the_memories_of_the_previous_turn(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    assert valence(store, store.ids["webhook"]) == 0
+    hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it! now add a changelog entry"))
+    assert valence(store, store.ids["webhook"]) > 0
+
+
+def test_a_failed_reaction_counts_against_them_and_an_unknown_one_changes_nothing(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    before = feedback_events(store)
+    hook(env, "UserPromptSubmit", prompt(project, "add a --verbose flag to the cli"))
+    assert feedback_events(store) == before and valence(store, store.ids["webhook"]) == 0
+    hook(env, "UserPromptSubmit", prompt(project, "webhook retries with backoff again please"))
+    hook(env, "UserPromptSubmit", prompt(project, "no, still failing with the same error"))
+    assert valence(store, store.ids["webhook"]) < 0
+
+
+def test_the_first_prompt_of_a_session_scores_nothing(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?", session="other"))
+    hook(env, "UserPromptSubmit", prompt(project, "thanks, works now", session="fresh"))
+    assert feedback_events(store) == 0
+
+
+# --- PostToolUse: tests and builds --------------------------------------------------------------
+
+
+def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_the_fix(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "PostToolUseFailure", bash(project, "uv run pytest -q tests/test_webhooks.py", event="PostToolUseFailure"))
+    blamed = valence(store, store.ids["webhook"])
+    assert blamed < 0
+    hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
+    assert valence(store, store.ids["webhook"]) == blamed  # once per turn
+    fix = store.write("Backoff tests need the fake clock fixture from conftest.", allow_duplicate=True).id
+    read = store.read("backoff tests fake clock", top_k=1, record=True)
+    assert read.items[0].id == fix
+    tool = {
+        "session_id": "s-1",
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "mcp__mnemo__memory_read",
+        "tool_input": {"query": "backoff tests fake clock"},
+        "tool_response": [{"type": "text", "text": json.dumps(read.model_dump(mode="json"))}],
+    }
+    assert hook(env, "PostToolUse", tool).returncode == 0
+    hook(env, "PostToolUse", bash(project, "cd api && pytest -q"))
+    assert valence(store, fix) > 0
+    assert valence(store, store.ids["webhook"]) == blamed  # recalled before the failure
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["pytest -q | tail -5", "pytest || true", "make deploy && pytest", "git status", "ls -la", "pytest &", "make clean"],
+)
+def test_ambiguous_or_non_check_commands_change_nothing(env, project, store, command):
+    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "PostToolUseFailure", bash(project, command, event="PostToolUseFailure"))
+    assert feedback_events(store) == 0
+
+
+def test_an_interrupted_command_says_nothing(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "PostToolUseFailure", bash(project, "pytest", event="PostToolUseFailure", is_interrupt=True))
+    assert feedback_events(store) == 0
+
+
+# --- SessionStart and robustness ------------------------------------------------------------
+
+
+def test_session_start_offers_the_projects_proven_memories_and_nothing_on_a_fresh_store(env, project, store, tmp_path):
+    start = {"session_id": "s-2", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    assert hook(env, "SessionStart", start).stdout == ""
+    for _ in range(3):
+        store.rate(store.ids["webhook"], 1, "right")
+        store.feedback([store.ids["webhook"]], 1.0)
+    text = context_of(hook(env, "SessionStart", start))
+    assert store.ids["webhook"][:12] in text and len(text.splitlines()) == 2
+
+
+@pytest.mark.parametrize("raw", ["{not json", "[1, 2]", json.dumps({"prompt": "no session id"})])
+def test_bad_input_exits_zero_silently_and_logs(env, project, raw):
+    out = hook(env, "UserPromptSubmit", raw)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
+    assert "UserPromptSubmit" in Path(env["MNEMO_HOOK_LOG"]).read_text()
+
+
+def test_an_unknown_event_exits_zero_silently(env, project):
+    out = hook(env, "Notification", {"session_id": "s", "cwd": str(project)})
+    assert out.returncode == 0 and out.stdout == ""
