@@ -54,25 +54,29 @@ NEGATED_NEGATIVE = _rx(
     r"\bcan't\s+reproduce\b.*\b(?:anymore|any\s+more|now)\b",
     r"\b(?:the\s+)?(?:error|bug|crash|issue|warning|exception|problem|failure)s?\s+(?:is|are)\s+(?:gone|fixed|resolved)\b",
     r"\bnot\s+(?:failing|crashing|broken)\s+(?:anymore|any\s+more)\b",
+    r"\b(?:doesn'?t|does\s+not|won'?t|isn'?t)\s+(?:fail|crash|break|hang|error|flake)\w*\s+(?:anymore|any\s+more)\b",
+    r"\bnot\s+bad\s+at\s+all\b|\bcan'?t\s+complain\b",
 )
 
 SUCCESS = _rx(
     rf"^(?:it\s+|that\s+|this\s+|ok\s+|yep\s+|yes\s+|fine,?\s+it\s+|✅\s*)?{WORK}(?:\s+now|\s+perfectly|\s+great|\s+fine|\s+again)?\b(?!\s+(?:for|on|with|in|locally|until))",
     rf"\b{WORK}\s+(?:now|perfectly|like\s+a\s+charm|great|fine|again|jetzt)\b",
     rf"\bit\s+{WORK}\s*!",
-    r"\b(?:it|that|this|the\s+\w+)\s+(?:now\s+)?(?:works|worked|runs|passes|loads|compiles)\b(?!\s+(?:for|on|with|in|locally|until|if|when)\b)",
+    r"\b(?:it|that|this|the\s+\w+)\s+(?:now\s+)?(?:works|worked|runs|passes|loads|compiles)(?=\s*(?:$|[.!,;]|now\b|again\b|fine\b|perfectly\b|great\b|too\b))",
     r"\b(?:fires|triggers|shows|appears|renders|responds|connects)\s+(?:up\s+)?now\b",
     r"\b(?:that|this|it)\s+(?:did\s+it|did\s+the\s+trick|was\s+it|was\s+the\s+(?:problem|issue|fix|culprit))\b",
     r"\b(?:that|this|it|you)\s+(?:fixed|solved|resolved)\b",
     r"\b(?:fixed|solved)(?:\s+it)?\s*[.!]|^(?:fixed|solved)\b|\bthat\s+fixed\b",
     r"\b(?:tests?|build|builds|ci|pipeline|checks?|lint|everything)\s+(?:(?:all|now)\s+)?(?:pass(?:es|ed)?|passing|green|succeeds?|succeeded)\b",
     r"\b(?:all|both)\s+green\b|\bgreen\s+now\b",
-    r"\b\d+\s+passed\b(?!.*\bfailed\b)",
+    r"^(?!.*\bfail).*\b\d+\s+passed\b",
     r"\b(?:compiles|builds|runs|loads|deploys|starts)\s+(?:now|again|fine|cleanly|instantly)\b|\bfinally\s+it\s+(?:runs|works|compiles)\b",
     r"\bit\s+(?:compiles|runs|builds)\s+now\b",
     r"\b(?:ran|went)\s+(?:through|cleanly|fine|smoothly)\b",
     r"\b(?:lgtm|ship\s+it|looks\s+good(?:\s+to\s+me)?|good\s+call|exactly\s+what\s+i\s+needed|yes!?\s+that'?s\s+it|that'?s\s+it!)",
     r"\bconfirmed\b",
+    r"\bit\s+(?:builds|compiles|runs|works|passes)\s*!|\b(?:nailed\s+it|spot\s+on|that'?s\s+correct|that\s+works\s+for\s+me|it\s+actually\s+works)\b",
+    r"\b(?:correctly|fine|cleanly)\s+now\b|\bis\s+happy\s+now\b",
     r"👍|✅|🎉|🙌|👌",
 )
 
@@ -91,20 +95,25 @@ FAILURE = _rx(
     rf"^\W*{STILL}\W*$|(?:^|\n)\s*{STILL}\s*[:.!]|\b{STILL}\s*$",
     rf"{NEG}\s+(?:\w+\s+)?(?:{WORK}|wrok|help(?:ed|s)?|fix(?:ed|es)?|change[ds]?|compiles?|runs?|solved?|do\s+anything|make\s+a\s+difference)\b",
     r"\b(?:is|are|does|do)n'?t\s*[.!]*$",
-    r"\bbut\s+(?:it\s+|the\s+\w+\s+|now\s+)?(?:\w+\s+){0,3}?(?:crash\w*|segfaults?|fails?|failing|hangs?|throws?|errors?|broken|wrong|slow|missing|still|doesn'?t|isn'?t|won'?t|not)\b",
+    r"\bbut\s+(?:it\s+|the\s+\w+\s+|now\s+)?(?:\w+\s+){0,3}?(?:crash\w*|segfaults?|fails?|failing|hangs?|throws?|errors?|broken|wrong|slow|missing|still|off\s+by|blank|empty|lost|doesn'?t|isn'?t|won'?t|not)\b",
     r"\bnow\s+there'?s\s+(?:a\s+)?(?:different|another|new)\s+(?:one|error|issue|problem|bug)\b|\b(?:different|another|new)\s+error\b",
     r"\b(?:does|did|do|is|was)nt\s+(?:work|wrok|help|fix|change|compile)",
     r"\bno\s+(?:luck|difference|change|dice|effect)\b|\bnothing\s+changed\b|\bnothing\s+(?:works|compiles|runs|loads)\b",
     r"\b(?:same|identical)\s+(?:error|issue|thing|problem|result|output|failure|exception|behaviou?r|crash)\b|\bthe\s+same\b\s*[.!]*\s*$",
     r"\b(?:it|that|this|the\s+\w+)\s+(?:crash(?:es|ed)?|hangs?|fails?|failed|segfaults?|throws?|errors?\s+out)\b(?!\s+(?:when|if))",
-    r"\bnow\s+(?:it\s+|there\s+(?:are|is)\s+|i\s+get\s+|i'?m\s+getting\s+|every\s+\w+\s+)?.{0,30}\b(?:errors?|fails?|failing|broken|crash\w*|hangs?|null|wrong)\b",
+    r"\bnow\s+(?:it\s+|there\s+(?:are|is)\s+|i\s+get\s+|i'?m\s+getting\s+|every\s+\w+\s+)?.{0,30}\b(?:errors?|fails?|failing|broken|crash\w*|hangs?|null|wrong|blank|empty|complain\w*|off\s+by)\b",
     r"\bgetting\s+this\s+now\b|\bcauses\s+an?\s+(?:infinite|endless)\b",
     r"\b(?:that'?s|this\s+is|it'?s)\s+(?:wrong|incorrect|not\s+(?:it|right|correct|what\s+i\s+(?:asked|wanted|meant))|not\s+how)\b",
     r"\bthat'?s\s+not\s+how\b|\bnot\s+what\s+i\s+(?:asked|wanted|meant)\b|\bwrong\s+(?:file|function|one|place|method|branch|answer)\b",
     r"^(?:no|nope)\b[,.!]*\s+(?:that|this|it|you|i\s+meant|don'?t|not|still|same|the)\b|^no\s+no\b",
     r"\byou\s+(?:misunderstood|changed\s+the\s+wrong|deleted|removed|broke|hallucinated)\b|\bhallucinat\w*\b",
     r"\bwhy\s+did\s+you\s+(?:delete|remove|break|drop|revert)\b",
-    r"\bsigue\s+fallando\b",
+    r"\bsigue\s+fallando\b|\bne\s+marche\s+(?:toujours\s+|plus\s+)?pas\b|\bfunktioniert\s+(?:immer\s+noch\s+)?nicht\b|\bno\s+funciona\b|\bnão\s+funciona\b|\bstesso\s+errore\b|сломал",
+    r"\b(?:another|a\s+new)\s+(?:segfault|crash|error|bug|exception|failure|regression)\b",
+    r"\b(?:it|that|this|the\s+\w+)\s+(?:only|just|now|always|also)\s+(?:crash(?:es|ed)?|hangs?|fails?|segfaults?|times?\s+out)\b",
+    r"\b(?:i\s+)?don'?t\s+think\s+(?:that'?s|this\s+is|it'?s)\s+(?:right|correct)\b|\bnot\s+quite\s+what\s+i\b|\byou'?re\s+(?:misreading|misunderstanding|wrong)\b",
+    r"\b(?:red|failing|broken)\s+again\b|\bit\s+was\s+working\s+before\b|\bworked\s+(?:fine\s+)?before\s+(?:your|the|this)\b|\breintroduced\b|^regression\b",
+    r"\bsame\s+(?:traceback|stack\s*trace|\d{3})\b|\bidentical\s+to\s+before\b|\bwhat\s+i\s+get\s+now\b|\btimes\s+out\s+now\b|\bnow\s+it\s+times\s+out\b",
     r"\bfor\s+nothing\b|👎|❌|🤦",
     r"\bsigue\s+sin\b|\bне\s+работает\b|还是",
 )
@@ -113,6 +122,7 @@ STRONG_FAILURE = _rx(
     r"\b(?:it'?s|that|this|got|even|way|much)\s+(?:made\s+it\s+)?worse\b|\bmade\s+it\s+worse\b|\bworse\s+(?:now|than)\b",
     r"\b(?:revert|undo)\s+(?:that|it|this|the\s+change)\b|\b(?:you\s+)?(?:broke|broken)\s+(?:the|my|prod|it|everything)\b|\bbroke\b",
     r"\bthanks\s+for\s+(?:deleting|breaking|removing|wiping|nothing|making\s+it\s+worse)\b",
+    r"\bjk\b|\bjust\s+kidding\b|\byou\s+(?:deleted|removed|broke|wiped)\b|\bthat'?s\s+cheating\b|\bonly\s+because\s+you\b",
 )
 
 PARTIAL_CUE = _rx(
@@ -124,6 +134,9 @@ PARTIAL_CUE = _rx(
     r"\bfewer\s+(?:errors?|failures?|warnings?)\b|\bdown\s+from\s+\d+\b",
     rf"\b{WORK}\s+(?:for|on|with|locally|in)\b.{{0,60}}\b(?:but\s+not|not|fails?|breaks?|still)\b",
     r"\bgood\s+start\b|\bpart\s+of\s+it\b|\bone\s+more\s+test\s+failing\b|\bone\s+test\s+left\b",
+    r"^(?:getting\s+there|progress|quase|à\s+moitié)\b|\b(?:fails?|failing|flaky)\s+less\b|\bless\s+(?:often|flaky)\b|\bimproved\b.{0,40}\bbut\b",
+    r"\bonly\s+\d+\s+(?:of|out\s+of)\s+(?:the\s+)?\d+\b",
+    r"\b(?:passes|runs|compiles|builds|works?)\s+(?:on|in|locally|for|with)\b.{0,60}\b(?:but|fails?|still|not)\b",
 )
 
 # Not a reaction, whatever words it contains.
@@ -133,13 +146,19 @@ QUESTION_START = _rx(
 INSTRUCTION_START = _rx(
     r"^(?:please\s+|pls\s+|now\s+|also\s+|then\s+|and\s+)?(?:add|write|create|implement|rename|investigate|grep|generate|update|refactor|make|explain|show|move|convert|handle|commit|run|let'?s|lets|don'?t|do\s+not|change|remove|delete|use|set|install|check|look|open|read|find|search|replace|fix\s+the\s+(?:bug|issue|typo|test)|in\s+the\s+\w+,)\b"
 )
-REPORTED = _rx(r"\b(?:users?|customers?|people|someone|the\s+ticket|the\s+issue|they)\s+(?:report|reported|say|says|said|complain)")
+REPORTED = _rx(
+    r"\b(?:users?|customers?|people|someone|the\s+ticket|the\s+issue|they|qa)\s+(?:report|reported|say|says|said|complain|wrote|found)",
+    r"\b(?:we|i)\s+(?:have|found|got)\s+a\s+bug\b|\bthere'?s\s+a\s+bug\b|\bthanks\s+in\s+advance\b|\bthanks\s+for\s+the\s+explanation\b",
+)
 NOT_TRIED = _rx(
     r"\b(?:i'?ll|i\s+will|will|going\s+to|gonna|let\s+me)\s+(?:try|test|check|run)\b",
     r"\bhaven'?t\s+(?:tried|tested|run)\b|\bnot\s+sure\s+yet\b|\bcan'?t\s+test\b|\brunning\s+it\s+now\b|\bone\s+sec\b",
 )
 
 NO_THANKS = _rx(r"^(?:no|nah|nope)[,.!]?\s*(?:thanks|thank\s+you|thx)\W*$")
+STILL_FAILING = _rx(
+    rf"\b{STILL}\b(?:\s+\w+){{0,3}}?\s+(?:{NEG}|fail\w*|broken|wrong|the\s+same|crash\w*|throw\w*|return\w*|complain\w*|\d{{3}}\w*)"
+)
 BLAME_QUESTION = _rx(r"\bwhy\s+did\s+you\s+(?:delete|remove|break|drop|revert)\b")
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -160,6 +179,8 @@ def _test_summary(code: str) -> str:
 def _clean(text: str) -> str:
     blocks = _CODE_BLOCK.findall(text)
     prose = _CODE_BLOCK.sub(" ", text)
+    # Markdown quotes are someone else's words (a customer, a ticket, an earlier message).
+    prose = "\n".join(line for line in prose.splitlines() if not line.lstrip().startswith(">"))
     prose = _INLINE.sub(" ", prose.replace("’", "'").replace("‘", "'"))
     summary = " ".join(_test_summary(b) for b in blocks)
     return (prose.strip() + (" " + summary if summary else "")).lower().strip()
@@ -168,6 +189,13 @@ def _clean(text: str) -> str:
 def _first(pattern: re.Pattern[str], text: str) -> str | None:
     m = pattern.search(text)
     return m.group(0).strip() if m else None
+
+
+def _split_sentence(text: str) -> tuple[str, str, str]:
+    m = re.search(r"[?!.\n]+\s*", text)
+    if not m:
+        return text, "", ""
+    return text[: m.start()], m.group(0), text[m.end() :]
 
 
 def _opens(pattern: re.Pattern[str], clause: str) -> bool:
@@ -184,15 +212,24 @@ def classify(text: str) -> Reaction:
         return Reaction(UNKNOWN)
     if NO_THANKS.search(t):
         return Reaction(UNKNOWN)
+    if REPORTED.search(t):
+        return Reaction(UNKNOWN)
     first_clause = _CLAUSE.split(t, maxsplit=1)[0].strip()
-    # A message that opens with a question or an instruction is about something else, whatever
-    # words follow ("fix the bug where search still fails"), unless it opens with a reaction.
+    # A message that opens with a question or an instruction is about something else ("fix the
+    # bug where search still fails", "what happens if it fails?"), unless it opens with a
+    # reaction; a frustrated "why is it still failing?" is one, and so is what follows the
+    # opening sentence ("what did you change? I see no difference").
     opens_with_reaction = any(_opens(p, first_clause) for p in (NEGATED_NEGATIVE, SUCCESS, POLITE, FAILURE, STRONG_FAILURE, PARTIAL_CUE))
-    if not opens_with_reaction and (
-        QUESTION_START.search(first_clause) or INSTRUCTION_START.search(first_clause) or REPORTED.search(t)
-    ):
-        blame = _first(BLAME_QUESTION, t)
-        return Reaction(FAILED, blame) if blame else Reaction(UNKNOWN)
+    if not opens_with_reaction and (QUESTION_START.search(first_clause) or INSTRUCTION_START.search(first_clause)):
+        first_sentence, _, rest = _split_sentence(t)
+        blame = _first(BLAME_QUESTION, first_sentence) or (
+            _first(STILL_FAILING, first_sentence) if QUESTION_START.search(first_clause) else None
+        )
+        if blame:
+            return Reaction(FAILED, blame)
+        if not rest.strip():
+            return Reaction(UNKNOWN)
+        t = rest
 
     success = _first(NEGATED_NEGATIVE, t)
     rest = NEGATED_NEGATIVE.sub(" ", t)
