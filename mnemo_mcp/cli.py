@@ -103,7 +103,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace):
     from .config import Settings
-
     from .project import scoped
 
     overrides: dict[str, Any] = {}

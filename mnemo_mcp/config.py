@@ -110,7 +110,7 @@ class Settings(BaseSettings):
     # Claude Code hooks
     inject_tokens: int = Field(300, ge=0, description="budget of memories injected into a prompt's context (0: none)")
     inject_top_k: int = Field(3, ge=1, le=20)
-    inject_min_relevance: float = Field(0.4, ge=0.0, le=1.0, description="nothing below this keyword relevance is injected")
+    inject_min_relevance: float = Field(0.5, ge=0.0, le=1.0, description="nothing below this keyword relevance is injected (benchmarks.injection_floor)")
     session_start_tokens: int = Field(400, ge=0, description="budget of the session-start digest (0: none)")
     session_start_items: int = Field(5, ge=0, le=20)
     outcome_worked: float = Field(1.0, ge=-1.0, le=1.0)

@@ -15,12 +15,13 @@ import re
 import shutil
 import threading
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from .config import DEFAULT_MODEL
 from .errors import EmbeddingUnavailable
+
+if TYPE_CHECKING:  # numpy loads with the model, not with the package (hooks never need it)
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +166,8 @@ class FastEmbedEmbedder:
         """Length-sorted small batches: a batch is padded to its longest text, and fastembed's
         default (256 in one batch) measured 2-5x slower per text on dialogue turns; the vectors
         are the same either way (padding is masked)."""
+        import numpy as np
+
         model = self._load()
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
@@ -176,6 +179,8 @@ class FastEmbedEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
         model = self._load()
         return np.asarray(next(iter(model.query_embed([text]))), dtype=np.float32)
 
@@ -195,6 +200,8 @@ class HashEmbedder:
         return self._dim
 
     def _one(self, text: str) -> np.ndarray:
+        import numpy as np
+
         v = np.zeros(self._dim, dtype=np.float32)
         for w in re.findall(r"\w+", text.lower()):
             feats = [w] + [w[i : i + 3] for i in range(max(len(w) - 2, 1))]
@@ -208,6 +215,8 @@ class HashEmbedder:
         return v / n
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self._dim), np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:

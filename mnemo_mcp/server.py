@@ -16,7 +16,6 @@ from pydantic import Field
 from . import __version__
 from .config import Settings
 from .errors import MnemoError
-from .project import scoped
 from .models import (
     ConsolidationReport,
     DeleteResult,
@@ -28,6 +27,7 @@ from .models import (
     StatsResult,
     WriteResult,
 )
+from .project import scoped
 from .service import MemoryService
 
 log = logging.getLogger(__name__)

@@ -140,3 +140,22 @@ def test_locomo_lifecycle_quick(tmp_path: Path) -> None:
         assert sum(s["live_tiers"].values()) == end["all"]["n"] - end["all"]["archived"], variant
         assert s["events"]["archived"] == end["all"]["archived"], variant
         assert all(v >= 0 for v in s["events"].values()), variant
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_hooks_speed_quick(tmp_path: Path) -> None:
+    report = run_quick("hooks_speed", tmp_path)
+    assert report["memories"] == 300 and report["hook_errors"] is False
+    assert set(report["rows"]) == {"baseline: python + import", "UserPromptSubmit", "PostToolUse", "SessionStart"}
+    assert all(r["p50_ms"] > 0 and r["p95_ms"] >= r["p50_ms"] for r in report["rows"].values())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_injection_floor_quick(tmp_path: Path) -> None:
+    report = run_quick("injection_floor", tmp_path)
+    (split,) = report["results"].values()
+    shares = [split[f]["injected_share"] for f in sorted(split, key=float)]
+    assert shares == sorted(shares, reverse=True) and shares[0] > 0  # a higher floor injects less
+    assert all(0.0 <= r["precision"] <= 1.0 and r["helped_share"] <= r["injected_share"] for r in split.values())

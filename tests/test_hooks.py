@@ -119,7 +119,7 @@ def context_of(result: subprocess.CompletedProcess) -> str:
 
 
 def test_prompt_hook_injects_the_relevant_memory_with_its_id(env, project, store):
-    out = hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    out = hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
     text = context_of(out)
     assert store.ids["webhook"][:12] in text and "dead letter queue" in text
     assert json.loads(out.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
@@ -145,24 +145,24 @@ def test_injection_stays_within_the_token_budget(env, project, store):
 
 
 def test_a_worked_reaction_credits_the_memories_of_the_previous_turn(env, project, store):
-    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
     assert valence(store, store.ids["webhook"]) == 0
     hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it! now add a changelog entry"))
     assert valence(store, store.ids["webhook"]) > 0
 
 
 def test_a_failed_reaction_counts_against_them_and_an_unknown_one_changes_nothing(env, project, store):
-    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
     before = feedback_events(store)
     hook(env, "UserPromptSubmit", prompt(project, "add a --verbose flag to the cli"))
     assert feedback_events(store) == before and valence(store, store.ids["webhook"]) == 0
-    hook(env, "UserPromptSubmit", prompt(project, "webhook retries with backoff again please"))
+    hook(env, "UserPromptSubmit", prompt(project, "webhook retries with backoff and the dead letter queue again please"))
     hook(env, "UserPromptSubmit", prompt(project, "no, still failing with the same error"))
     assert valence(store, store.ids["webhook"]) < 0
 
 
 def test_the_first_prompt_of_a_session_scores_nothing(env, project, store):
-    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?", session="other"))
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?", session="other"))
     hook(env, "UserPromptSubmit", prompt(project, "thanks, works now", session="fresh"))
     assert feedback_events(store) == 0
 
@@ -171,7 +171,7 @@ def test_the_first_prompt_of_a_session_scores_nothing(env, project, store):
 
 
 def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_the_fix(env, project, store):
-    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
     hook(env, "PostToolUseFailure", bash(project, "uv run pytest -q tests/test_webhooks.py", event="PostToolUseFailure"))
     blamed = valence(store, store.ids["webhook"])
     assert blamed < 0
@@ -199,13 +199,13 @@ def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_th
     ["pytest -q | tail -5", "pytest || true", "make deploy && pytest", "git status", "ls -la", "pytest &", "make clean"],
 )
 def test_ambiguous_or_non_check_commands_change_nothing(env, project, store, command):
-    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
     hook(env, "PostToolUseFailure", bash(project, command, event="PostToolUseFailure"))
     assert feedback_events(store) == 0
 
 
 def test_an_interrupted_command_says_nothing(env, project, store):
-    hook(env, "UserPromptSubmit", prompt(project, "how should webhook retries back off?"))
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
     hook(env, "PostToolUseFailure", bash(project, "pytest", event="PostToolUseFailure", is_interrupt=True))
     assert feedback_events(store) == 0
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime, timezone
-from typing import Any, Callable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import Settings
 from ..core import rules
 from ..embedding import Embedder, make_embedder
 from ..errors import NotFound
 from ..storage.store import Store
+
+if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
+    import numpy as np
 
 log = logging.getLogger("mnemo_mcp.service")
 

@@ -7,7 +7,15 @@ from datetime import datetime
 from .. import validate
 from ..core import lifecycle, rules
 from ..errors import InvalidInput, NotFound
-from ..models import FeedbackEvent, FeedbackResult, QualityReport, RateResult, RatingEntry, ValenceChange, preview
+from ..models import (
+    FeedbackEvent,
+    FeedbackResult,
+    QualityReport,
+    RateResult,
+    RatingEntry,
+    ValenceChange,
+    preview,
+)
 from .base import ServiceBase, iso, rnd
 
 RATING_HISTORY_LIMIT = 20

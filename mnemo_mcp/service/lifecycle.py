@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .. import validate
 from ..core import lifecycle
 from ..core.text import fts_match_expression, query_words
 from ..models import ConsolidationReport, LifecycleChange, LifecycleResult, preview
 from .base import ServiceBase, iso
+
+if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
+    import numpy as np
 
 log = logging.getLogger("mnemo_mcp.lifecycle")
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .. import validate
 from ..core import rules
 from ..core.text import extract_concepts, fts_match_expression, query_words
 from ..models import MemoryItem, ReadResult
 from .base import GLOBAL_DOMAIN, ServiceBase, iso, rnd
+
+if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
+    import numpy as np
 
 LEXICAL_SCORED = 2000  # keyword matches scored per read (see _candidates)
 

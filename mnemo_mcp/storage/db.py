@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import random
@@ -12,11 +13,19 @@ from pathlib import Path
 from typing import Iterator
 
 import apsw
-import sqlite_vec
 
 from ..errors import MnemoError
 
 log = logging.getLogger(__name__)
+
+
+def _vec_extension() -> str:
+    """The sqlite-vec loadable library, found without importing the `sqlite_vec` package (its
+    __init__ imports numpy: 60 ms that a hook process would pay for nothing)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.origin:
+        raise MnemoError("the sqlite-vec package is missing; reinstall mnemo-mcp (pip install mnemo-mcp)")
+    return os.path.join(os.path.dirname(spec.origin), "vec0")  # as sqlite_vec.loadable_path()
 
 
 def _create_private_file(path: Path) -> None:
@@ -44,7 +53,7 @@ def connect(path: Path | str, busy_timeout_ms: int) -> apsw.Connection:
     except apsw.Error as err:
         raise MnemoError(f"cannot open the database at {path}: {err}; set MNEMO_DB to a writable SQLite file") from err
     conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
+    conn.load_extension(_vec_extension())
     conn.enable_load_extension(False)
     conn.set_busy_timeout(busy_timeout_ms)
     if not memory:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import apsw
-import numpy as np
 
 from ..errors import AmbiguousId, ModelMismatch, NotFound
 from .db import Database
@@ -51,7 +50,13 @@ def _row(values: tuple) -> dict[str, Any]:
     return row
 
 
+if TYPE_CHECKING:  # imported where vectors are handled: hook processes never need numpy
+    import numpy as np
+
+
 def _vec(vector: np.ndarray) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
@@ -479,6 +484,8 @@ class Store:
         return [r[0] for r in rows]
 
     def vector_of(self, rowid: int) -> np.ndarray | None:
+        import numpy as np
+
         row = self.conn.execute("SELECT embedding FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone()
         return np.frombuffer(row[0], dtype=np.float32) if row else None
 
