@@ -22,6 +22,7 @@ PAGE = 500  # memories per consolidation transaction: other sessions wait at mos
 REPORT_LIMIT = 50  # entries per list in a report (counts stay complete)
 DUP_WORDS = 8  # rarest words of a memory used to find near-duplicate candidates
 DUP_CANDIDATES = 20
+DUP_COMMON_FLOOR = 50  # a word in more than max(this, 1% of memories) is common
 CLAIM_MINUTES = 10  # a consolidation claimed by another process is left to it this long
 USEFUL_LINK = 0.05  # weakest link counted as a useful connection
 
@@ -48,14 +49,20 @@ class LifecycleMixin(ServiceBase):
         and texts within 0.95 cosine share most of their rare words."""
         words = query_words(content)
         tokens = {w: self.store.tokenize(w) for w in words}
-        _, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
-        indexed = [(min(counts[t] for t in ts), i, w) for i, (w, ts) in enumerate(tokens.items()) if ts and all(counts[t] for t in ts)]
-        rarest = [w for _, _, w in sorted(indexed)[:DUP_WORDS]]
+        total, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
+        indexed = sorted(
+            (min(counts[t] for t in ts), i, w) for i, (w, ts) in enumerate(tokens.items()) if ts and all(counts[t] for t in ts)
+        )
+        # Common words cost the full-text query most (every match is scored) and tell least:
+        # a near-duplicate shares the rare ones. Keep the common ones only if nothing is rare.
+        cap = max(DUP_COMMON_FLOOR, total // 100)
+        rare = [w for n, _, w in indexed if n <= cap]
+        rarest = (rare or [w for _, _, w in indexed[:3]])[:DUP_WORDS]
         match = fts_match_expression(rarest)
         if not match:
             return []
         rowids = self.store.near_duplicate_candidates(match, DUP_CANDIDATES, domain=domain, exclude_rowid=exclude_rowid)
-        cos = self.store.cosines(vector, rowids)
+        cos = self.store.cosines(vector, rowids, few=True)
         ids = self.store.by_rowids(cos)
         hits = [(ids[r]["id"], c) for r, c in cos.items() if r in ids]
         return sorted(hits, key=lambda h: (-h[1], h[0]))
