@@ -90,6 +90,12 @@ def _parser() -> argparse.ArgumentParser:
     un.add_argument("client", choices=("claude",))
     un.add_argument("--scope", choices=("user", "project"), default="user")
 
+    dr = sub.add_parser("doctor", help="check that memories, vectors and the text index agree (exit 1 if not)")
+    dr.add_argument("--repair", action="store_true", help="fix what can be fixed (never content, valence or ratings)")
+    bk = sub.add_parser("backup", help="a consistent copy of the database, safe while servers write")
+    bk.add_argument("path")
+    bk.add_argument("--force", action="store_true", help="replace an existing file")
+
     h = sub.add_parser("hook", help="handle a Claude Code hook event (JSON on standard input); always exits 0")
     h.add_argument("event", help="UserPromptSubmit, PostToolUse, PostToolUseFailure or SessionStart")
 
@@ -145,6 +151,16 @@ def _human_consolidation(r) -> None:
         print("  (lists truncated; counts are complete; use --json for the first entries of each)")
 
 
+def _human_doctor(r) -> None:
+    for c in r.checks:
+        mark = "ok  " if c.ok else "FAIL"
+        extra = f" ({c.found} found{'; ' + c.detail if c.detail else ''})" if not c.ok else ""
+        print(f"{mark} {c.name}{extra}")
+    for line in r.repaired:
+        print(f"repaired: {line}")
+    print(f"{r.memories} memories; " + ("healthy" if r.ok else "problems remain (run with --repair)"))
+
+
 def _parse_now(text: str):
     from datetime import datetime, timezone
 
@@ -188,6 +204,12 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "consolidate":
             now = _parse_now(args.now) if args.now else None
             _print(svc.consolidate(dry_run=args.dry_run, now=now), args.json, _human_consolidation)
+        elif cmd == "doctor":
+            report = svc.doctor(repair=args.repair)
+            _print(report, args.json, _human_doctor)
+            return 0 if report.ok else 1
+        elif cmd == "backup":
+            _print(svc.backup(args.path, overwrite=args.force), args.json, _human_kv)
         elif cmd == "restore":
             _print(svc.restore(args.memory_id), args.json, _human_kv)
         elif cmd == "archive":

@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     project: str | None = Field(None, description="project scope name; interfaces default it to the git root's name")
     scope: Literal["project", "all"] = Field("project", description="'all': reads search every domain")
 
+    # Privacy: what memory_write does with text that looks like a key, token or password
+    secrets: Literal["refuse", "redact", "allow"] = Field("refuse", description="refuse (default), redact (mask it), allow")
+
     # Embedding
     embed_model: str = DEFAULT_MODEL
     model_cache_dir: Path = Field(default_factory=lambda: _cache_dir() / "models")

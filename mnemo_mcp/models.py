@@ -189,6 +189,26 @@ class SessionCredit(BaseModel):
     note: str | None = None
 
 
+class HealthCheck(BaseModel):
+    name: str
+    ok: bool
+    found: int = Field(0, description="problems found")
+    detail: str | None = None
+
+
+class DoctorReport(BaseModel):
+    ok: bool = Field(description="true when every check passes (after repairs, with repair)")
+    memories: int
+    checks: list[HealthCheck]
+    repaired: list[str] = Field(default_factory=list)
+
+
+class BackupResult(BaseModel):
+    path: str
+    memories: int
+    bytes: int
+
+
 def _without_none(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 

@@ -192,3 +192,36 @@ def flag(value: Any, what: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidInput(f"{what} must be true or false")
     return value
+
+
+def _redact_json(value: Any) -> Any:
+    from .core.secrets import find_secrets, redact
+
+    if isinstance(value, str):
+        return redact(value, find_secrets(value))
+    if isinstance(value, list):
+        return [_redact_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_json(v) for k, v in value.items()}
+    return value
+
+
+def secrets(content: str, metadata: dict[str, Any], policy: str) -> tuple[str, dict[str, Any]]:
+    """Apply the secrets policy to a memory's text and metadata: refuse (naming what was found
+    and where, never the secret itself), redact, or let it through."""
+    if policy == "allow":
+        return content, metadata
+    from .core.secrets import find_secrets, redact
+
+    in_text = find_secrets(content)
+    in_meta = find_secrets(json.dumps(metadata, ensure_ascii=False)) if metadata else []
+    if not in_text and not in_meta:
+        return content, metadata
+    if policy == "redact":
+        return redact(content, in_text), _redact_json(metadata)
+    where = [f"{f.kind} at characters {f.start}-{f.end}" for f in in_text] + [f"{f.kind} in metadata" for f in in_meta]
+    raise InvalidInput(
+        f"this looks like it contains a secret ({'; '.join(where[:3])}); nothing was stored. Store where the "
+        "secret lives instead (e.g. 'the staging key is in 1Password, item Staging AWS'), or ask the user to "
+        "set MNEMO_SECRETS=redact (store it masked) or MNEMO_SECRETS=allow"
+    )

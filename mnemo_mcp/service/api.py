@@ -15,13 +15,14 @@ from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import DeleteResult, ImportResult, StatsResult, WriteResult, preview
 from .base import iso, rnd
+from .health import HealthMixin
 from .learning import LearningMixin
 from .lifecycle import LifecycleMixin
 from .reading import ReadingMixin
 from .sessions import SessionMixin
 
 
-class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin):
+class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, HealthMixin):
     # --- write -------------------------------------------------------------------------
 
     def write(
@@ -95,6 +96,7 @@ class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin):
                 raise InvalidInput("content is empty after trimming whitespace; pass some text")
             allow_duplicate = validate.flag(item.get("allow_duplicate", False), "allow_duplicate")
             metadata = dict(validate.metadata(item.get("metadata"), s))
+            text, metadata = validate.secrets(text, metadata, s.secrets)
             if allow_duplicate:
                 # Consolidation's merge pass leaves alone what the writer chose to keep twice.
                 metadata["duplicate_allowed"] = True

@@ -1,0 +1,91 @@
+"""Likely secrets in text: private key blocks, well-known API key and token formats, password
+assignments, credentials in URLs. Pure functions.
+
+Tuned to be specific rather than exhaustive: a memory refused for a false alarm annoys, so a
+generic `password = ...` only counts when the value looks like a real secret (long enough, not a
+placeholder, not a variable reference).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    start: int
+    end: int
+
+
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
+    ("AWS secret access key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b")),
+    ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    ("Slack webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}")),
+    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    ("Stripe key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{20,}\b")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("PyPI token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}")),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+]
+
+# `password = hunter2x!`, `API_KEY: "..."`, `"client_secret": "..."`; the value is group 2.
+_ASSIGNMENT = re.compile(
+    r"(?i)\b([a-z0-9_.-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|"
+    r"access[_-]?token|refresh[_-]?token|private[_-]?key|client[_-]?secret|bearer))\b[\"']?\s*(?:[:=]|=>|\s+is\s+)\s*"
+    r"[\"']?([^\s\"',;]{8,})"
+)
+_BEARER = re.compile(r"(?i)\bauthorization:\s*bearer\s+([A-Za-z0-9._~+/-]{20,}=*)")
+_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^@\s/]{4,})@[^\s/]+")
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:\$\{?\w+\}?|\{\{.*\}\}|<[^>]*>|%\(?\w+\)?s?|x{4,}|\*{3,}|\.{3,}|changeme|password\d*|secret|example\w*|"
+    r"your[_-]?\w+|dummy\w*|test\w*|placeholder|redacted|none|null|true|false|os\.environ.*|os\.getenv.*|"
+    r"process\.env.*|env\[.*|settings\.\w+|config\.\w+|\w+\(\)?)$"
+)
+
+
+def _looks_secret(value: str) -> bool:
+    """A real secret is not a placeholder or a reference, and is not a plain word."""
+    v = value.strip("\"'`")
+    if len(v) < 8 or _PLACEHOLDER.match(v):
+        return False
+    classes = sum(bool(re.search(p, v)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+    return classes >= 2 and len(set(v)) >= 5
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Likely secrets in `text`, in order, not overlapping."""
+    found: list[Finding] = []
+    for kind, pattern in _PATTERNS:
+        found += [Finding(kind, m.start(), m.end()) for m in pattern.finditer(text)]
+    for m in _ASSIGNMENT.finditer(text):
+        if _looks_secret(m.group(2)):
+            found.append(Finding(f"{m.group(1).lower()} assignment", m.start(2), m.end(2)))
+    for pattern, kind in ((_BEARER, "bearer token"), (_URL_CREDENTIALS, "password in a URL")):
+        for m in pattern.finditer(text):
+            if _looks_secret(m.group(1)) or kind == "bearer token":
+                found.append(Finding(kind, m.start(1), m.end(1)))
+    found.sort(key=lambda f: (f.start, -f.end))
+    out: list[Finding] = []
+    for f in found:
+        if not out or f.start >= out[-1].end:
+            out.append(f)
+    return out
+
+
+def redact(text: str, findings: list[Finding]) -> str:
+    """`text` with every finding replaced by `[REDACTED <kind>]`."""
+    parts, last = [], 0
+    for f in findings:
+        parts.append(text[last : f.start])
+        parts.append(f"[REDACTED {f.kind}]")
+        last = f.end
+    parts.append(text[last:])
+    return "".join(parts)

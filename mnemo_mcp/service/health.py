@@ -1,0 +1,113 @@
+"""Health: `doctor` checks that memories, vectors, the full-text index and the learned state
+agree, and repairs what can be repaired without touching content, valence or ratings;
+`backup` takes a consistent copy while other processes write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InvalidInput
+from ..models import BackupResult, DoctorReport, HealthCheck
+from .base import ServiceBase
+
+REEMBED_BATCH = 64
+
+
+class HealthMixin(ServiceBase):
+    def doctor(self, repair: bool = False) -> DoctorReport:
+        checks, repaired = self._checks(), []
+        if repair and not all(c.ok for c in checks):
+            repaired = self._repair(checks)
+            checks = self._checks()
+        with self.store.db.read():
+            memories = self.store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return DoctorReport(ok=all(c.ok for c in checks), memories=memories, checks=checks, repaired=repaired)
+
+    def _checks(self) -> list[HealthCheck]:
+        st = self.store
+        with st.db.read():
+            problems = st.integrity_problems()
+            checks = [HealthCheck(name="sqlite integrity_check", ok=not problems, found=len(problems),
+                                  detail="; ".join(problems[:5]) or None)]
+            has_vectors = st.has_vector_table()
+            total = st.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            if has_vectors:
+                missing, orphans, drift = st.memories_without_vector(), st.vectors_without_memory(), st.vector_filters_out_of_step()
+            else:  # no model bound yet: every memory lacks a vector
+                missing, orphans, drift = ([0] * total if total else []), [], []
+            checks += [
+                HealthCheck(name="every memory has its vector", ok=not missing, found=len(missing)),
+                HealthCheck(name="no vector without its memory", ok=not orphans, found=len(orphans)),
+                HealthCheck(name="vector filters (archived, domain) match", ok=not drift, found=len(drift)),
+                HealthCheck(name="full-text index matches the memories", ok=st.text_index_ok()),
+            ]
+            orphaned = st.orphan_counts()
+            checks.append(
+                HealthCheck(
+                    name="no learned state of deleted memories",
+                    ok=not any(orphaned.values()),
+                    found=sum(orphaned.values()),
+                    detail=", ".join(f"{n} {k}" for k, n in orphaned.items() if n) or None,
+                )
+            )
+        return checks
+
+    def _repair(self, checks: list[HealthCheck]) -> list[str]:
+        st = self.store
+        done: list[str] = []
+        by_name = {c.name: c for c in checks}
+        if not by_name["sqlite integrity_check"].ok:
+            # Page-level corruption is beyond a repair that keeps every row: say what to do.
+            done.append("integrity_check failed: restore a backup, or `mnemo-mcp export` what is readable and import it")
+        if not by_name["every memory has its vector"].ok:
+            self._ensure_bound()  # loads the model: missing vectors are made from the stored text
+            with st.db.read():
+                missing = st.memories_without_vector()
+                rows = st.by_rowids(missing)
+            for i in range(0, len(missing), REEMBED_BATCH):
+                chunk = [r for r in missing[i : i + REEMBED_BATCH] if r in rows]
+                vectors = self.embedder.embed_passages([rows[r]["content"] for r in chunk])
+                with st.db.write():
+                    for rowid, vector in zip(chunk, vectors):
+                        if rowid in st.memories_without_vector():
+                            st.add_vector(rowid, vector)
+            done.append(f"re-embedded {len(missing)} memories without a vector")
+        with st.db.write():
+            orphans = st.vectors_without_memory() if st.has_vector_table() else []
+            for rowid in orphans:
+                st.drop_vector(rowid)
+            if orphans:
+                done.append(f"dropped {len(orphans)} vectors without a memory")
+            drift = st.vector_filters_out_of_step() if st.has_vector_table() else []
+            for rowid in drift:
+                st.sync_vector_filters(rowid)
+            if drift:
+                done.append(f"re-synced the archived/domain filters of {len(drift)} vectors")
+            if not st.text_index_ok():
+                st.rebuild_text_index()
+                done.append("rebuilt the full-text index from the memories")
+            if any(st.orphan_counts().values()):
+                st.delete_orphans()
+                done.append("dropped links and events of memories that no longer exist")
+        return done
+
+    def backup(self, path: str | Path, *, overwrite: bool = False) -> BackupResult:
+        target = Path(path).expanduser()
+        if target.exists() and target.is_dir():
+            raise InvalidInput(f"{target} is a directory; give a file path such as {target / 'memory-backup.db'}")
+        if target.exists() and not overwrite:
+            raise InvalidInput(f"{target} already exists; choose another path or pass --force to replace it")
+        if target.resolve() == Path(self.settings.db).resolve():
+            raise InvalidInput("the backup path is the database itself; choose another file")
+        if target.exists():
+            target.unlink()
+        self.store.backup_to(target)
+        from ..storage.store import Store
+
+        copy = Store(target)
+        try:
+            with copy.db.read():
+                memories = copy.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        finally:
+            copy.close()
+        return BackupResult(path=str(target), memories=memories, bytes=target.stat().st_size)
