@@ -15,6 +15,7 @@ from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import DeleteResult, ImportResult, StatsResult, WriteResult, preview
 from .base import iso, rnd
+from .browse import BrowseMixin
 from .health import HealthMixin
 from .learning import LearningMixin
 from .lifecycle import LifecycleMixin
@@ -22,7 +23,7 @@ from .reading import ReadingMixin
 from .sessions import SessionMixin
 
 
-class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, HealthMixin):
+class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, HealthMixin, BrowseMixin):
     # --- write -------------------------------------------------------------------------
 
     def write(
