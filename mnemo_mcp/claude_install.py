@@ -31,6 +31,7 @@ HOOK_EVENTS: dict[str, str | None] = {
     "UserPromptSubmit": None,
     "PostToolUse": f"Bash|mcp__{SERVER_NAME}__.*",
     "PostToolUseFailure": "Bash",
+    "Stop": None,
 }
 HOOK_TIMEOUTS = {"SessionStart": 15}
 DEFAULT_HOOK_TIMEOUT = 10

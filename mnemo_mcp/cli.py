@@ -57,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("memory_ids", nargs="+", metavar="ID")
     f.add_argument("--read-id")
     f.add_argument("--concept", action="append", dest="query_concepts", help="query concept (repeatable)")
+    f.add_argument("--response", help="the answer that used them: credit follows what it used")
 
     ra = sub.add_parser("rate", help="thumbs up (1), neutral (0) or down (-1)")
     ra.add_argument("memory_id")
@@ -215,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "archive":
             _print(svc.archive(args.memory_id, args.reason), args.json, _human_kv)
         elif cmd == "feedback":
-            r = svc.feedback(args.memory_ids, args.outcome, args.read_id, args.query_concepts, source="cli")
+            r = svc.feedback(args.memory_ids, args.outcome, args.read_id, args.query_concepts, args.response, source="cli")
             _print(r, args.json, _human_kv)
         elif cmd == "rate":
             _print(svc.rate(args.memory_id, args.rating, args.reason), args.json, _human_kv)

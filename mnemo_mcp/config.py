@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .core.alignment import AlignmentRule
 from .core.lifecycle import RetentionPolicy, TierPolicy
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -89,6 +90,20 @@ class Settings(BaseSettings):
     expand_min_weight: float = Field(0.1, ge=0.0, le=1.0, description="weakest link an expansion follows")
     expand_weight: float = Field(0.5, ge=0.0, le=1.0, description="relevance of a memory reached only through a link, relative to a direct match")
 
+    # Response alignment (memory_feedback with the answer text; MemWire's documented defaults)
+    align_credit: bool = Field(True, description="weight each memory's share of an outcome by its alignment with the response")
+    align_min_credit: float = Field(0.1, ge=0.0, le=1.0, description="share of an outcome a memory the answer did not follow keeps")
+    strengthen_rate: float = Field(0.1, ge=0.0, le=1.0)
+    weaken_rate: float = Field(0.05, ge=0.0, le=1.0)
+    align_strengthen: float = Field(0.5, ge=0.0, le=1.0, description="links strengthen above this alignment")
+    align_weaken: float = Field(0.2, ge=0.0, le=1.0, description="links weaken below this alignment")
+    edge_weight_min: float = Field(0.01, ge=0.0, le=1.0)
+    edge_weight_max: float = Field(1.0, ge=0.0, le=1.0)
+    response_only_scale: float = Field(0.5, ge=0.0, le=1.0, description="link rates without an outcome, relative")
+    tension_similarity: float = Field(0.85, ge=0.0, le=1.0, description="recalled memories this similar are about one subject")
+    tension_margin: float = Field(0.1, ge=0.0, le=1.0, description="alignment gap that shows which side the answer took")
+    max_response_chars: int = Field(50_000, ge=1)
+
     # Lifecycle
     auto_consolidate: bool = Field(True, description="consolidate on server start when due, and every N writes")
     consolidate_interval_hours: float = Field(24.0, gt=0.0)
@@ -152,6 +167,8 @@ class Settings(BaseSettings):
         windows = (self.retention_days_low, self.retention_days_fair, self.retention_days_good, self.retention_days_high)
         if list(windows) != sorted(windows):
             raise ValueError("MNEMO_RETENTION_DAYS_LOW <= _FAIR <= _GOOD <= _HIGH: better memories are kept longer")
+        if self.align_weaken > self.align_strengthen or self.edge_weight_min > self.edge_weight_max:
+            raise ValueError("MNEMO_ALIGN_WEAKEN <= MNEMO_ALIGN_STRENGTHEN and MNEMO_EDGE_WEIGHT_MIN <= MNEMO_EDGE_WEIGHT_MAX")
         if self.history_keep > self.history_standing or self.pattern_keep > self.pattern_standing:
             raise ValueError("a tier's keep threshold (MNEMO_*_KEEP) must not exceed its promotion standing")
         return self
@@ -163,6 +180,16 @@ class Settings(BaseSettings):
             self.retention_days_good,
             self.retention_days_high,
             self.auto_retention_factor,
+        )
+
+    def alignment_rule(self, scale: float = 1.0) -> AlignmentRule:
+        return AlignmentRule(
+            self.strengthen_rate * scale,
+            self.weaken_rate * scale,
+            self.align_strengthen,
+            self.align_weaken,
+            self.edge_weight_min,
+            self.edge_weight_max,
         )
 
     def tier_policy(self) -> TierPolicy:

@@ -6,6 +6,8 @@
 - PostToolUse / PostToolUseFailure: a test, build, type-check or lint command's result credits
   or blames what was recalled; a `memory_read` by the model is noted as recalled this turn.
 - SessionStart: a short digest of the project's most useful memories.
+- Stop: how closely the assistant's answer followed each memory recalled in the turn (lexical
+  alignment), so the reaction to the turn is credited by it; concept links move with it.
 
 Each event is a fresh process, so nothing here loads the embedding model: prompts are matched
 by keywords and learned signals (`read(keyword_only=True)`), which answers in milliseconds.
@@ -29,7 +31,8 @@ from typing import Any
 from .config import Settings
 from .core import checks, reactions
 
-EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart")
+EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
+RESPONSE_CHARS = 20_000  # of the answer compared with the recalled memories
 QUERY_CHARS = 1000  # of a prompt used as the query: the ask is at the start, pasted logs follow
 ITEM_CHARS = 400
 _MEMORY_READ = re.compile(r"^mcp__.+__memory_read$")
@@ -176,6 +179,45 @@ def on_session_start(settings: Settings, payload: dict[str, Any]) -> str | None:
     return _context("SessionStart", _digest(header, items, settings.session_start_tokens))
 
 
+def last_answer(payload: dict[str, Any]) -> str:
+    """The assistant's final answer of the turn: from the event when Claude Code includes it,
+    else the text blocks of the assistant messages after the last user prompt in the transcript."""
+    direct = payload.get("last_assistant_message")
+    if isinstance(direct, str) and direct.strip():
+        return direct
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return ""
+    texts: list[str] = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if entry.get("type") == "user" and (isinstance(content, str) or any(
+                isinstance(c, dict) and c.get("type") == "text" for c in (content or []))):
+                texts = []  # a new prompt: the answer starts after it
+            elif entry.get("type") == "assistant" and isinstance(content, list):
+                texts += [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+    return "\n".join(t for t in texts if t)[-RESPONSE_CHARS:]
+
+
+def on_stop(settings: Settings, payload: dict[str, Any]) -> None:
+    answer = last_answer(payload)
+    if not answer.strip():
+        return
+    svc = _service(settings, payload)
+    try:
+        svc.session_response(payload["session_id"], answer)
+    finally:
+        svc.close()
+
+
 def run(event: str, raw: str, settings: Settings | None = None) -> str | None:
     """Handle one event; returns what to print on stdout (None: nothing)."""
     payload = json.loads(raw) if raw.strip() else {}
@@ -189,6 +231,9 @@ def run(event: str, raw: str, settings: Settings | None = None) -> str | None:
         return None
     if event == "SessionStart":
         return on_session_start(settings, payload)
+    if event == "Stop":
+        on_stop(settings, payload)
+        return None
     raise ValueError(f"unknown hook event {event!r}; known: {', '.join(EVENTS)}")
 
 

@@ -69,12 +69,25 @@ class ValenceChange(BaseModel):
     valence_after: float
 
 
+class TensionPair(BaseModel):
+    followed: str = Field(description="the memory the answer agreed with (strengthened)")
+    weakened: str = Field(description="the one it did not (little credit, links weakened)")
+    reason: str
+
+
 class FeedbackResult(BaseModel):
     updated: list[ValenceChange]
     not_found: list[str]
     associations_strengthened: int
     associations_weakened: int = 0
     context_links_updated: int = Field(0, description="query-concept -> memory links taught by this call")
+    alignment: dict[str, float] | None = Field(None, description="how closely the response followed each memory, 0..1")
+    credit: dict[str, float] | None = Field(None, description="share of the outcome each memory took")
+    tension: list[TensionPair] | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self))
 
 
 class RatingEntry(BaseModel):

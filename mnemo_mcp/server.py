@@ -197,22 +197,29 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         description=(
             "Report what happened after using recalled memories: outcome +1.0 = they led to success, "
             "-1.0 = they misled (failure), values between for partial help. Pass the read_id from "
-            "memory_read so the ranking learns for this kind of question. Only report outcomes you "
-            "actually know (a test result, the user's confirmation); never guess."
+            "memory_read so the ranking learns for this kind of question, and your answer as response "
+            "so the memories you actually used take the credit. Only report outcomes you actually "
+            "know (a test result, the user's confirmation); never guess."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     def memory_feedback(
         ctx: Context,
         memory_ids: Annotated[list[str], Field(description="Ids (or 8+ character prefixes) of the memories used.")],
-        outcome: Annotated[float, Field(ge=-1.0, le=1.0, description="-1.0 failure .. +1.0 success.")],
+        outcome: Annotated[
+            float | None, Field(ge=-1.0, le=1.0, description="-1.0 failure .. +1.0 success; omit if unknown.")
+        ] = None,
         read_id: Annotated[str | None, Field(description="The read_id of the memory_read that returned them.")] = None,
         query_concepts: Annotated[
             list[str] | None, Field(description="The query_concepts of that read, if you have no read_id.")
         ] = None,
+        response: Annotated[
+            str | None,
+            Field(description="Your answer that used them: credit goes to the memories it actually followed."),
+        ] = None,
     ) -> FeedbackResult:
         with tool_errors():
-            return service_of(ctx).feedback(memory_ids, outcome, read_id, query_concepts)
+            return service_of(ctx).feedback(memory_ids, outcome, read_id, query_concepts, response)
 
     @server.tool(
         name="rate_memory",

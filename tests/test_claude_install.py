@@ -38,6 +38,7 @@ EXPECTED_HOOKS = {
         "PostToolUseFailure": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10}]}
         ],
+        "Stop": [{"hooks": [{"type": "command", "command": f"{EXE} hook Stop", "timeout": 10}]}],
     }
 }
 
@@ -86,6 +87,7 @@ def test_fresh_user_install_writes_exactly_the_server_entry_and_hooks(home, proj
         "added hook UserPromptSubmit",
         "added hook PostToolUse (Bash|mcp__mnemo__.*)",
         "added hook PostToolUseFailure (Bash)",
+        "added hook Stop",
     ]
     assert backups(home) == []
     assert list(project.iterdir()) == []
@@ -130,7 +132,7 @@ def test_other_tools_hooks_stay_first_and_intact_ours_are_appended_and_other_set
     assert hooks["PostToolUse"] == OTHER_TOOL_HOOKS["PostToolUse"] + EXPECTED_HOOKS["hooks"]["PostToolUse"]
     assert hooks["SessionStart"] == OTHER_TOOL_HOOKS["SessionStart"] + EXPECTED_HOOKS["hooks"]["SessionStart"]
     # Events we do not install are left exactly as they were.
-    assert hooks["Stop"] == OTHER_TOOL_HOOKS["Stop"]
+    assert hooks["Stop"] == OTHER_TOOL_HOOKS["Stop"] + EXPECTED_HOOKS["hooks"]["Stop"]
     assert hooks["Notification"] == OTHER_TOOL_HOOKS["Notification"]
     assert list(hooks)[:4] == ["PostToolUse", "SessionStart", "Stop", "Notification"]
 

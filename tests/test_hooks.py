@@ -233,3 +233,40 @@ def test_bad_input_exits_zero_silently_and_logs(env, project, raw):
 def test_an_unknown_event_exits_zero_silently(env, project):
     out = hook(env, "Notification", {"session_id": "s", "cwd": str(project)})
     assert out.returncode == 0 and out.stdout == ""
+
+
+# --- Stop: the answer decides who takes the credit ------------------------------------------------
+
+
+def transcript(tmp_path: Path, answer: str) -> str:
+    path = tmp_path / "transcript.jsonl"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "how do webhook retries work, and celery?"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Bash", "input": {}}]}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return str(path)
+
+
+def test_stop_hook_makes_the_next_reaction_credit_the_memory_the_answer_used(env, project, store, tmp_path):
+    wide = {"MNEMO_INJECT_MIN_RELEVANCE": "0.05", "MNEMO_INJECT_TOKENS": "400"}
+    text = context_of(hook(env, "UserPromptSubmit", prompt(project, "webhook retries dead letter queue and celery workers settings"), **wide))
+    celery = next(m for m in store.read("celery workers restarted", top_k=1, record=False).items)
+    assert store.ids["webhook"][:12] in text and celery.id[:12] in text
+    answer = "Webhook retries now use exponential backoff starting at 2 seconds, and failed payloads go to the dead letter queue."
+    stop = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "Stop", "stop_hook_active": False,
+            "transcript_path": transcript(tmp_path, answer)}
+    assert hook(env, "Stop", stop).returncode == 0
+    hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it"))
+    used, unused = valence(store, store.ids["webhook"]), valence(store, celery.id)
+    assert used > unused > 0
+    assert unused == pytest.approx(0.3 * store.settings.align_min_credit, abs=1e-3)
+
+
+def test_stop_hook_without_an_answer_or_recall_changes_nothing(env, project, store, tmp_path):
+    stop = {"session_id": "s-9", "cwd": str(project), "hook_event_name": "Stop", "transcript_path": str(tmp_path / "missing.jsonl")}
+    out = hook(env, "Stop", stop)
+    assert out.returncode == 0 and out.stdout == "" and store.stats().associations == store.stats().associations
+    assert not Path(env["MNEMO_HOOK_LOG"]).exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from .. import validate
-from ..core import lifecycle, rules
+from ..core import alignment, lifecycle, rules
 from ..errors import InvalidInput, NotFound
 from ..models import (
     FeedbackEvent,
@@ -13,6 +13,7 @@ from ..models import (
     QualityReport,
     RateResult,
     RatingEntry,
+    TensionPair,
     ValenceChange,
     preview,
 )
@@ -30,23 +31,38 @@ class LearningMixin(ServiceBase):
     def feedback(
         self,
         memory_ids: list[str],
-        outcome: float,
+        outcome: float | None = None,
         read_id: str | None = None,
         query_concepts: list[str] | None = None,
+        response: str | None = None,
         *,
+        alignments: dict[str, float] | None = None,
         source: str = "memory_feedback",
         now: datetime | None = None,
     ) -> FeedbackResult:
+        """Report an outcome for recalled memories, the answer they led to, or both.
+
+        With `response` (or precomputed `alignments`, full ids -> [0, 1]) each memory's share of
+        the outcome follows how closely the answer followed it, and concept links move by the
+        alignment rule. A response alone moves links, never valence."""
         s = self.settings
         refs = validate.memory_refs(memory_ids)
-        value = validate.unit_number(outcome, "outcome", -1.0, 1.0)
+        value = None if outcome is None else validate.unit_number(outcome, "outcome", -1.0, 1.0)
+        answer = None if response is None else validate.text(response, "response", s.max_response_chars)
         concepts = validate.concepts(query_concepts)
+        if value is None and answer is None and alignments is None:
+            raise InvalidInput("give an outcome (-1.0 failure .. 1.0 success), the response text, or both")
         if read_id is not None and (not isinstance(read_id, str) or not read_id.strip()):
             raise InvalidInput("read_id must be the read_id string returned by memory_read")
         stamp = iso(now or self.clock())
+        if answer is not None:
+            alignments = self._align(refs, answer)
+        use_alignment = alignments is not None and (value is None or s.align_credit)
         updated: list[ValenceChange] = []
         links = weakened = 0
         cue_updates = 0
+        credit: dict[str, float] = {}
+        tensions: list[TensionPair] = []
         with self.store.db.write():
             if read_id is not None:
                 read = self.store.get_read(read_id.strip())
@@ -60,32 +76,49 @@ class LearningMixin(ServiceBase):
             found, missing = self._resolve_many(refs)
             if not found:
                 raise NotFound(f"none of the memory_ids exist: {', '.join(missing)}; nothing was changed")
+            rows = {mid: self.store.get(mid) for mid in found}
+            losers: set[str] = set()
+            if use_alignment:
+                tensions, losers = self._tensions(rows, alignments)
+                for mid in found:
+                    a = alignments.get(mid, 0.0)
+                    credit[mid] = s.align_min_credit if mid in losers else alignment.credit_weight(a, s.align_min_credit)
             for mid in found:
-                row = self.store.get(mid)
-                before = row["valence"]
-                after = rules.delta_rule(before, value, s.learning_rate)
-                meta = row["metadata"]
-                meta["last_outcome"] = round(value, 4)
-                meta["feedback_source"] = source
-                self.store.update(
-                    mid, valence=after, feedback_count=row["feedback_count"] + 1, metadata=meta, updated_at=stamp
-                )
-                self.store.add_feedback_event(
-                    {
-                        "memory_id": mid,
-                        "read_id": read_id,
-                        "outcome": value,
-                        "rate": s.learning_rate,
-                        "valence_before": before,
-                        "valence_after": after,
-                        "source": source,
-                        "created_at": stamp,
-                    }
-                )
-                updated.append(ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6)))
+                row = rows[mid]
+                weight = credit.get(mid, 1.0)
+                if value is not None:
+                    before = row["valence"]
+                    rate = s.learning_rate * weight
+                    after = rules.delta_rule(before, value, rate)
+                    meta = row["metadata"]
+                    meta["last_outcome"] = round(value, 4)
+                    meta["feedback_source"] = source
+                    self.store.update(
+                        mid, valence=after, feedback_count=row["feedback_count"] + 1, metadata=meta, updated_at=stamp
+                    )
+                    self.store.add_feedback_event(
+                        {
+                            "memory_id": mid,
+                            "read_id": read_id,
+                            "outcome": value,
+                            "rate": rate,
+                            "valence_before": before,
+                            "valence_after": after,
+                            "source": source,
+                            "created_at": stamp,
+                        }
+                    )
+                    updated.append(ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6)))
+                    if concepts:
+                        cue_updates += self._teach_cues(mid, concepts, value * weight, stamp)
                 if concepts:
-                    cue_updates += self._teach_cues(mid, concepts, value, stamp)
-                    up, down = self._hebbian(concepts, row["concepts"], value, stamp)
+                    if use_alignment:
+                        a = 0.0 if mid in losers else alignments.get(mid, 0.0)
+                        up, down = self._align_links(concepts, row["concepts"], a, value, stamp)
+                    elif value is not None:
+                        up, down = self._hebbian(concepts, row["concepts"], value, stamp)
+                    else:
+                        up = down = 0
                     links += up
                     weakened += down
         return FeedbackResult(
@@ -94,7 +127,99 @@ class LearningMixin(ServiceBase):
             associations_strengthened=links,
             associations_weakened=weakened,
             context_links_updated=cue_updates,
+            alignment={k: rnd(v) for k, v in alignments.items() if k in credit} if use_alignment else None,
+            credit={k: rnd(v) for k, v in credit.items()} if use_alignment and value is not None else None,
+            tension=tensions or None,
         )
+
+    def _align(self, refs: list[str], answer: str, *, semantic: bool = True) -> dict[str, float]:
+        """Each memory's alignment with the answer's best-matching sentence: the mean of the
+        semantic measure (cosine, mapped from the relevance floor to 1; a model that sees "100"
+        and "120 requests per minute" as near-identical needs the words too) and the lexical one
+        (IDF-weighted share of the memory's words in the sentence). `semantic=False` skips the
+        model, for short-lived hook processes."""
+        s = self.settings
+        parts = alignment.sentences(answer)
+        with self.store.db.read():
+            found, _ = self._resolve_many(refs)
+            rows = {mid: self.store.get(mid) for mid in found}
+            vectors = {}
+            if semantic and self.store.has_vector_table():
+                for mid, row in rows.items():
+                    vec = self.store.vector_of(row["rowid"])
+                    if vec is not None:
+                        vectors[mid] = [float(x) for x in vec]
+            mem_tokens = {mid: set(self.store.tokenize(r["content"])) for mid, r in rows.items()}
+            sent_tokens = [set(self.store.tokenize(p)) for p in parts]
+            vocab = sorted(set().union(*mem_tokens.values())) if mem_tokens else []
+            total, counts = self.store.term_document_counts(vocab)
+        idf = {t: rules.concept_weight(total, n) for t, n in counts.items()}
+        lexical = {mid: alignment.lexical_alignment(toks, sent_tokens, idf) for mid, toks in mem_tokens.items()}
+        if not vectors or not parts:
+            return lexical
+        sent_vecs = [[float(x) for x in v] for v in self._embed_passages(parts)]
+        out = {}
+        for mid in found:
+            if mid not in vectors:
+                out[mid] = lexical[mid]
+                continue
+            sem = alignment.semantic_alignment([alignment.cosine(vectors[mid], sv) for sv in sent_vecs], s.sem_floor, 1.0)
+            out[mid] = 0.5 * sem + 0.5 * lexical[mid]
+        return out
+
+    def alignments(self, memory_ids: list[str], response: str) -> dict[str, float]:
+        """Lexical alignment of memories with a response, without the embedding model."""
+        refs = validate.memory_refs(memory_ids)
+        answer = validate.text(response, "response", self.settings.max_response_chars)
+        return self._align(refs, answer, semantic=False)
+
+    def _tensions(self, rows: dict[str, dict], aligned: dict[str, float]) -> tuple[list[TensionPair], set[str]]:
+        """Recalled memories that disagree, and which side the answer followed."""
+        s = self.settings
+        ids = list(rows)
+        superseded = {(mid, r["superseded_by"]) for mid, r in rows.items() if r["superseded_by"] in rows}
+        vectors = {}
+        for mid in ids:
+            rowid = self.store.conn.execute("SELECT rowid FROM memories WHERE id = ?", (mid,)).fetchone()[0]
+            vec = self.store.vector_of(rowid) if self.store.has_vector_table() else None
+            if vec is not None:
+                vectors[mid] = [float(x) for x in vec]
+        similarity = {
+            (a, b): alignment.cosine(vectors[a], vectors[b])
+            for i, a in enumerate(ids) for b in ids[i + 1 :] if a in vectors and b in vectors
+        }
+        pairs, losers = [], set()
+        for a, b, why in alignment.tension_pairs(ids, similarity, superseded, s.tension_similarity):
+            gap = aligned.get(a, 0.0) - aligned.get(b, 0.0)
+            if abs(gap) < s.tension_margin:
+                continue  # the answer does not clearly take a side
+            kept, lost = (a, b) if gap > 0 else (b, a)
+            losers.add(lost)
+            pairs.append(TensionPair(followed=kept, weakened=lost, reason=why))
+        return pairs, losers
+
+    def _align_links(
+        self, query_concepts: list[str], memory_concepts: list[str], aligned: float, outcome: float | None, stamp: str
+    ) -> tuple[int, int]:
+        """The alignment rule on each query-concept/memory-concept link; with an outcome the
+        link's valence follows it, without one only weights move (and at a smaller rate)."""
+        s = self.settings
+        rule = s.alignment_rule(scale=1.0 if outcome is not None else s.response_only_scale)
+        up = down = 0
+        for a in query_concepts[:ASSOC_CONCEPTS]:
+            for b in memory_concepts[:ASSOC_CONCEPTS]:
+                if a == b:
+                    continue
+                old = self.store.get_association(a, b)
+                weight, valence, count = old if old else (0.0, 0.0, 0)
+                new_weight, step = alignment.link_step(weight, aligned, rule)
+                if step == 0:
+                    continue
+                if outcome is not None:
+                    valence = rules.delta_rule(valence, outcome, s.association_rate)
+                self.store.put_association(a, b, new_weight, valence, count + 1, stamp)
+                up, down = up + (step > 0), down + (step < 0)
+        return up, down
 
     def _teach_cues(self, memory_id: str, concepts: list[str], outcome: float, stamp: str) -> int:
         for concept in concepts:

@@ -16,7 +16,7 @@ from ..models import SessionCredit
 from .base import ServiceBase, iso
 
 SESSION_EVENTS_KEPT = 50_000
-TURN, RECALL, CHECK, OUTCOME = "turn", "recall", "check", "outcome"
+TURN, RECALL, CHECK, OUTCOME, ALIGN = "turn", "recall", "check", "outcome", "alignment"
 
 
 def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -85,6 +85,30 @@ class SessionMixin(ServiceBase):
             return SessionCredit(signal=label, outcome=outcome, memory_ids=[], note="turn already scored")
         return self._credit(sid, [e for e in turn if e["kind"] == RECALL], outcome, label, "prompt", cue, now)
 
+    def session_response(self, session_id: str, response: str, *, now: datetime | None = None) -> dict[str, float]:
+        """The assistant's answer for this turn: how closely it followed each memory recalled in
+        the turn (lexical, no model), recorded so the reaction to this turn is credited by it, and
+        the response-only link update (weights only, never valence)."""
+        sid = self._session_id(session_id)
+        with self.store.db.read():
+            turn = _since_last(self.store.session_events(sid), TURN)
+        recalls = [e for e in turn if e["kind"] == RECALL]
+        ids = list(dict.fromkeys(m for e in recalls for m in e["memory_ids"]))
+        if not ids or not (response or "").strip():
+            return {}
+        try:
+            aligned = self.alignments(ids, response[: self.settings.max_response_chars])
+        except MnemoError:  # every recalled memory was deleted meanwhile
+            return {}
+        for e in recalls:
+            group = {m: aligned[m] for m in e["memory_ids"] if m in aligned}
+            concepts = e["detail"].get("query_concepts") or None
+            if group and concepts:
+                self.feedback(list(group), None, None, concepts, alignments=group, source="hook:response", now=now)
+        with self.store.db.write():
+            self._session_event(sid, ALIGN, iso(now or self.clock()), memory_ids=list(aligned), detail={"alignment": aligned})
+        return aligned
+
     def session_check(
         self, session_id: str, status: str, command: str, *, now: datetime | None = None
     ) -> SessionCredit | None:
@@ -113,6 +137,20 @@ class SessionMixin(ServiceBase):
             self._session_event(sid, CHECK, stamp, detail={"status": status, "command": command[:300]})
         return credit
 
+    def _turn_alignment(self, sid: str, recalls: list[dict[str, Any]]) -> dict[str, float]:
+        """The alignments the Stop hook recorded for the turn these recalls belong to."""
+        if not recalls:
+            return {}
+        with self.store.db.read():
+            later = self.store.session_events(sid, after_seq=recalls[0]["seq"])
+        out: dict[str, float] = {}
+        for e in later:
+            if e["kind"] == TURN:
+                break
+            if e["kind"] == ALIGN:
+                out = {k: float(v) for k, v in e["detail"].get("alignment", {}).items()}
+        return out
+
     def _credit(
         self,
         sid: str,
@@ -135,14 +173,18 @@ class SessionMixin(ServiceBase):
         for mid, e in first_read.items():
             groups.setdefault(e["seq"], []).append(mid)
         by_seq = {e["seq"]: e for e in recalls}
+        aligned = self._turn_alignment(sid, recalls)
         credited: list[str] = []
         for seq, ids in groups.items():
             e = by_seq[seq]
             concepts = e["detail"].get("query_concepts") or None
+            weights = {m: aligned[m] for m in ids if m in aligned} or None
             try:
-                result = self.feedback(ids, outcome, e["read_id"], concepts, source=f"hook:{source}", now=now)
+                result = self.feedback(
+                    ids, outcome, e["read_id"], concepts, alignments=weights, source=f"hook:{source}", now=now
+                )
             except InvalidInput:  # the read fell out of the bounded log: keep its concepts
-                result = self.feedback(ids, outcome, None, concepts, source=f"hook:{source}", now=now)
+                result = self.feedback(ids, outcome, None, concepts, alignments=weights, source=f"hook:{source}", now=now)
             except MnemoError:  # every memory of this group was deleted meanwhile
                 continue
             credited += [u.id for u in result.updated]
