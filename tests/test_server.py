@@ -227,6 +227,28 @@ async def test_memory_read_with_expansion_lists_expanded_concepts(server):
         assert "expanded_concepts" not in plain
 
 
+async def test_memory_feedback_with_a_response_reports_alignment_and_credit(server):
+    async with Client(server, mode="legacy") as c:
+        used = await call(c, "memory_write", {"content": "Webhook retries use exponential backoff starting at two seconds."})
+        other = await call(c, "memory_write", {"content": "The frontend is styled with tailwind utility classes."})
+        r = await call(c, "memory_read", {"query": "webhook retry backoff", "top_k": 2})
+        fb = await call(
+            c,
+            "memory_feedback",
+            {
+                "memory_ids": [used["id"], other["id"]],
+                "outcome": 1.0,
+                "read_id": r["read_id"],
+                "response": "Retries now back off exponentially, starting at two seconds, for every webhook.",
+            },
+        )
+        assert fb["credit"][used["id"]] > fb["credit"][other["id"]] and set(fb["alignment"]) == {used["id"], other["id"]}
+        only = await call(c, "memory_feedback", {"memory_ids": [used["id"]], "response": "Webhook retries back off."})
+        assert only["updated"] == [] and "credit" not in only
+        text = await error_text(c, "memory_feedback", {"memory_ids": [used["id"]]})
+        assert "outcome" in text and "response" in text
+
+
 async def test_a_store_that_cannot_open_turns_every_tool_into_a_clear_error(tmp_path):
     settings = Settings(db=tmp_path)  # a directory, not a file
     server = build_server(settings, service_factory=lambda s: MemoryService(s, HashEmbedder()))
