@@ -97,6 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     bk.add_argument("path")
     bk.add_argument("--force", action="store_true", help="replace an existing file")
 
+    dash = sub.add_parser("dashboard", help="a local web dashboard on 127.0.0.1: browse, search, rate, analytics")
+    dash.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    dash.add_argument("--no-browser", action="store_true", help="print the URL only, do not open a browser")
+
     h = sub.add_parser("hook", help="handle a Claude Code hook event (JSON on standard input); always exits 0")
     h.add_argument("event", help="UserPromptSubmit, PostToolUse, PostToolUseFailure or SessionStart")
 
@@ -299,6 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .hooks import main as hook_main
 
             return hook_main(args.event)
+        if args.command == "dashboard":
+            from .web import serve as dashboard
+
+            return dashboard(_settings(args), port=args.port, open_browser=not args.no_browser)
         if args.command in (None, "serve"):
             from .server import serve
 

@@ -132,7 +132,7 @@ def cues_of(conn: apsw.Connection, memory_id: str, limit: int = 40) -> list[dict
     return [dict(zip(cols, r)) for r in rows]
 
 
-def associations_of(conn: apsw.Connection, concepts: list[str], limit: int = 30) -> list[dict[str, Any]]:
+def associations_of(conn: apsw.Connection, concepts: list[str], limit: int = 15) -> list[dict[str, Any]]:
     """Hebbian links from these concepts to others, strongest first (each pair once)."""
     if not concepts:
         return []
