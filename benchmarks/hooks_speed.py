@@ -51,7 +51,13 @@ def payloads(data: Path, rng: random.Random, cwd: str) -> dict[str, list[dict[st
     common = {"transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default"}
     reactions = ["thanks, that fixed it", "still failing with the same error", "almost, one test left", "add a flag for it"]
     read = {"read_id": "0123456789abcdef", "query_concepts": ["deploy"], "items": []}
-    out: dict[str, list[dict[str, Any]]] = {"UserPromptSubmit": [], "PostToolUse": [], "SessionStart": []}
+    out: dict[str, list[dict[str, Any]]] = {"UserPromptSubmit": [], "PostToolUse": [], "SessionStart": [], "Stop": []}
+    transcript = Path(cwd) / "transcript.jsonl"
+    answer = " ".join(rng.sample(questions, 6))  # an answer of a few sentences about the same things
+    transcript.write_text(
+        json.dumps({"type": "user", "message": {"role": "user", "content": "question"}}) + "\n"
+        + json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}}) + "\n"
+    )
     for i in range(200):
         sid = f"bench-{i // 4}"
         text = rng.choice(reactions) + ". " + rng.choice(questions) if i % 4 else rng.choice(questions)
@@ -64,6 +70,8 @@ def payloads(data: Path, rng: random.Random, cwd: str) -> dict[str, list[dict[st
         )
         out["PostToolUse"].append({**common, "session_id": sid, "hook_event_name": "PostToolUse", **tool})
         out["SessionStart"].append({**common, "session_id": sid, "hook_event_name": "SessionStart", "source": "startup"})
+        out["Stop"].append({**common, "transcript_path": str(transcript), "session_id": sid, "hook_event_name": "Stop",
+                            "stop_hook_active": False})
     return out
 
 

@@ -20,11 +20,11 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
-def run_quick(module: str, tmp_path: Path) -> dict:
-    """Run `python -m benchmarks.MODULE --quick` on the shared data; return its JSON results."""
+def run_quick(module: str, tmp_path: Path, *extra: str) -> dict:
+    """Run `python -m benchmarks.MODULE --quick [EXTRA...]` on the shared data; return its JSON results."""
     out = tmp_path / f"{module}.json"
     proc = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{module}", "--quick", "--data", str(DATA), "--out", str(out)],
+        [sys.executable, "-m", f"benchmarks.{module}", "--quick", "--data", str(DATA), "--out", str(out), *extra],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -106,6 +106,49 @@ def test_locomo_learning_quick(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+def test_locomo_learning_assistant_quick(tmp_path: Path) -> None:
+    report = run_quick("locomo_learning", tmp_path, "--protocol", "assistant")
+
+    modes = {"uniform", "aligned", "response_only", "shuffled_response"}
+    assert report["benchmark"] == "locomo_learning_assistant" and report["quick"] is True
+    assert report["options"]["protocol"] == "assistant"
+    assert set(report["configs"]) == {"static"} | modes
+    assert report["static_drift_questions"] == 0
+    assert report["embedding_table_misses"] == 0
+    by_config = report["results"]["0"]
+    assert set(by_config) == {"static"} | modes
+    reads = by_config["static"]["volume_per_seed"]["reads"]
+    for name, entry in by_config.items():
+        for group in ("train", "transfer", "control"):
+            if group not in entry:
+                continue
+            g = entry[group]
+            assert g["n_questions"] > 0, (name, group)
+            if name in modes:  # learning curves: cold start and every round
+                assert set(g["rounds"]) == {"0", "1", "2"}, (name, group)
+            for metrics in g["rounds"].values():
+                assert all(0.0 <= v <= 1.0 for v in metrics.values()), (name, group)
+            assert all(0.0 <= share <= 1.0 for share in g["changed_vs_static"].values()), (name, group)
+            for v in g["vs_static"].values():
+                lo, hi = v["ci95"]
+                assert -1.0 <= lo <= hi <= 1.0 and -1.0 <= v["diff"] <= 1.0, (name, group)
+        if name == "static":
+            continue
+        v = entry["volume_per_seed"]
+        # The same feedback volume everywhere: one call per training read, all recalled ids.
+        assert v["reads"] == v["feedback_calls"] == reads > 0, name
+        assert v["ids_sent"] == 5 * reads and v["embed_misses"] == 0, name
+        assert 0 <= v["answered_gold"] <= reads, name
+    vol = {name: by_config[name]["volume_per_seed"] for name in modes}
+    assert vol["response_only"]["outcome_pos"] + vol["response_only"]["outcome_neg"] == 0
+    assert vol["response_only"]["cue_updates"] == 0  # no outcome: no query->memory links taught
+    assert vol["uniform"]["responses"] == 0 and vol["aligned"]["responses"] == reads
+    assert vol["uniform"]["credit_rest_sum"] == 4 * reads  # no response: every memory takes the whole outcome
+    assert vol["aligned"]["align_top_sum"] > vol["shuffled_response"]["align_top_sum"]  # the answer follows the top
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
 def test_speed_quick(tmp_path: Path) -> None:
     (row,) = run_quick("speed", tmp_path)["rows"]
     assert row["memories"] >= row["n"] == 300
@@ -147,7 +190,7 @@ def test_locomo_lifecycle_quick(tmp_path: Path) -> None:
 def test_hooks_speed_quick(tmp_path: Path) -> None:
     report = run_quick("hooks_speed", tmp_path)
     assert report["memories"] == 300 and report["hook_errors"] is False
-    assert set(report["rows"]) == {"baseline: python + import", "UserPromptSubmit", "PostToolUse", "SessionStart"}
+    assert set(report["rows"]) == {"baseline: python + import", "UserPromptSubmit", "PostToolUse", "SessionStart", "Stop"}
     assert all(r["p50_ms"] > 0 and r["p95_ms"] >= r["p50_ms"] for r in report["rows"].values())
 
 
