@@ -114,6 +114,11 @@ def _import_memory(svc: MemoryService, rec: dict[str, Any], lineno: int) -> dict
         for key in ("access_count", "retrieval_count", "feedback_count"):
             m[key] = int(rec.get(key, 0))
         m["archived"] = bool(rec.get("archived", False))
+        # Lifecycle state (schema 2): absent from older exports, where the defaults are right.
+        m["tier"] = str(rec.get("tier") or "working")
+        m["source"] = validate.source(rec.get("source") or "write")
+        for key in ("superseded_by", "archived_at", "archive_reason"):
+            m[key] = rec.get(key)
         m["created_at"] = str(rec["created_at"])
         m["updated_at"] = str(rec.get("updated_at", rec["created_at"]))
         m["last_accessed_at"] = rec.get("last_accessed_at")

@@ -296,12 +296,16 @@ def test_export_then_import_reproduces_the_store(tmp_path):
     r = src.read("export memory")
     src.feedback(ids[:2], 1.0, read_id=r.read_id)
     src.rate(ids[3], -1, reason="meh")
+    src.write("export memory corrected", supersedes=[ids[4]], source="hook")
+    with src.store.db.write():
+        src.store.update(ids[0], tier="pattern")
     dumped = [json.loads(json.dumps(rec)) for rec in src.export()]
+    assert {m.get("tier") for m in dumped if m["type"] == "memory"} == {"working", "pattern"}
     dst = MemoryService(Settings(db=tmp_path / "b.db"), HashEmbedder())
     result = dst.import_records(dumped)
-    assert result.memories_added == 5 and result.feedback_events == 2
+    assert result.memories_added == 6 and result.feedback_events == 2
     assert [rec for rec in dst.export()] == dumped
-    assert dst.import_records(dumped).memories_skipped == 5
+    assert dst.import_records(dumped).memories_skipped == 6
     src.close()
     dst.close()
 
