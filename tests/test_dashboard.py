@@ -130,7 +130,7 @@ def test_state_changing_routes_refuse_get(client, svc, ids):
     assert q.rating_count == 0 and not q.archived
 
 
-def test_pages_forbid_inline_scripts_framing_and_referrers(client):
+def test_pages_forbid_inline_scripts_framing_and_cross_site_referrers(client):
     r = client.get("/")
     csp = r.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
