@@ -11,7 +11,7 @@ from typing import Annotated, Any, AsyncIterator, Callable, Iterator
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from . import __version__
 from .config import Settings
@@ -31,6 +31,17 @@ from .project import scoped
 from .service import MemoryService
 
 log = logging.getLogger(__name__)
+
+
+def _not_bool(value: Any) -> Any:
+    """JSON true/false is not a number: pydantic's lax mode would turn it into 1/0 before the
+    service's own check (which names the argument) could refuse it."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean (true/false)")
+    return value
+
+
+NotBool = BeforeValidator(_not_bool)
 
 INSTRUCTIONS = """\
 mnemo is a long-term memory that learns from outcomes.
@@ -176,11 +187,13 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
     def memory_read(
         ctx: Context,
         query: Annotated[str, Field(description="What you need to know, in plain words.")],
-        top_k: Annotated[int, Field(ge=1, le=50, description="How many memories to return (1..50).")] = 5,
+        top_k: Annotated[int, Field(ge=1, le=50, description="How many memories to return (1..50)."), NotBool] = 5,
         tags: Annotated[list[str] | None, Field(description="Only memories with at least one of these tags.")] = None,
         domain: Annotated[str | None, Field(description="Only memories of this scope.")] = None,
         min_relevance: Annotated[
-            float | None, Field(ge=0.0, le=1.0, description="Drop results below this relevance (0..1). Default: none.")
+            float | None,
+            Field(ge=0.0, le=1.0, description="Drop results below this relevance (0..1). Default: none."),
+            NotBool,
         ] = None,
         include_archived: Annotated[bool, Field(description="Also search archived memories.")] = False,
         expand_associations: Annotated[
@@ -207,7 +220,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         ctx: Context,
         memory_ids: Annotated[list[str], Field(description="Ids (or 8+ character prefixes) of the memories used.")],
         outcome: Annotated[
-            float | None, Field(ge=-1.0, le=1.0, description="-1.0 failure .. +1.0 success; omit if unknown.")
+            float | None, Field(ge=-1.0, le=1.0, description="-1.0 failure .. +1.0 success; omit if unknown."), NotBool
         ] = None,
         read_id: Annotated[str | None, Field(description="The read_id of the memory_read that returned them.")] = None,
         query_concepts: Annotated[
@@ -233,7 +246,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
     def rate_memory(
         ctx: Context,
         memory_id: Annotated[str, Field(description="Memory id or a unique prefix of 8+ characters.")],
-        rating: Annotated[int, Field(ge=-1, le=1, description="-1 thumbs down, 0 neutral, 1 thumbs up.")],
+        rating: Annotated[int, Field(ge=-1, le=1, description="-1 thumbs down, 0 neutral, 1 thumbs up."), NotBool],
         reason: Annotated[str | None, Field(description="Why, in a few words (kept in the rating history).")] = None,
     ) -> RateResult:
         with tool_errors():

@@ -59,7 +59,10 @@ def tags(value: Any, s: Settings, *, what: str = "tags") -> list[str]:
         raise InvalidInput(f"{what} must be a list of strings, e.g. [\"python\", \"testing\"], not one string")
     if not isinstance(value, (list, tuple)):
         raise InvalidInput(f"{what} must be a list of strings, got {type(value).__name__}")
+    if len(value) > 4 * s.max_tags + 16:  # before any per-item work: a 100k list costs nothing
+        raise InvalidInput(f"{len(value)} tags given; the limit is {s.max_tags}")
     out: list[str] = []
+    seen: set[str] = set()
     for t in value:
         if not isinstance(t, str):
             raise InvalidInput(f"every tag must be a string; got {type(t).__name__} {t!r}")
@@ -69,7 +72,8 @@ def tags(value: Any, s: Settings, *, what: str = "tags") -> list[str]:
             raise InvalidInput("a tag is empty; drop it or give it 1 to {} characters".format(s.max_tag_chars))
         if len(t) > s.max_tag_chars:
             raise InvalidInput(f"tag {t[:20]!r}... has {len(t)} characters; the limit is {s.max_tag_chars}")
-        if t not in out:
+        if t not in seen:
+            seen.add(t)
             out.append(t)
     if len(out) > s.max_tags:
         raise InvalidInput(f"{len(out)} tags given; the limit is {s.max_tags}")
@@ -158,13 +162,15 @@ def concepts(value: Any) -> list[str] | None:
         return None
     if not isinstance(value, (list, tuple)) or not all(isinstance(c, str) for c in value):
         raise InvalidInput("query_concepts must be a list of strings (as returned by memory_read)")
-    out = []
-    for c in value:
+    out: list[str] = []
+    for c in value[:1000]:  # only 32 are kept: a huge list is cut before any work on it
         _check_unicode(c, "a query concept")
         c = c.strip().lower()
         if c and len(c) <= 100 and c not in out:
             out.append(c)
-    return out[:32]
+            if len(out) == 32:
+                break
+    return out
 
 
 def supersedes(value: Any) -> list[str]:
@@ -225,3 +231,12 @@ def secrets(content: str, metadata: dict[str, Any], policy: str) -> tuple[str, d
         "secret lives instead (e.g. 'the staging key is in 1Password, item Staging AWS'), or ask the user to "
         "set MNEMO_SECRETS=redact (store it masked) or MNEMO_SECRETS=allow"
     )
+
+
+def read_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("read_id must be the read_id string returned by memory_read")
+    _check_unicode(value, "read_id")
+    return value.strip()

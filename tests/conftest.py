@@ -19,7 +19,9 @@ def real_embedder() -> FastEmbedEmbedder:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(db=tmp_path / "memory.db")
+    # No background consolidation: tests that compare the store before and after a call would
+    # otherwise race the server's first automatic run (tested on its own in test_lifecycle).
+    return Settings(db=tmp_path / "memory.db", auto_consolidate=False)
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@
 2. Malformed JSON-RPC on the real server's stdin leaves it serving, and its stdout holds only
    JSON-RPC lines.
 
-Tests marked xfail(strict=True) expose bugs that are not fixed yet (see each reason).
+Tests marked xfail(strict=True) expose bugs not fixed yet, both in how the MCP SDK pre-parses
+arguments and transports lines (see each reason).
 """
 
 from __future__ import annotations
@@ -754,21 +755,11 @@ def test_bad_supersedes_write_nothing_and_archive_nothing(harness):
 # --- bugs not fixed yet --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: memory_feedback does not check read_id for lone surrogates; store.get_read raises "
-    "UnicodeEncodeError and the client gets only 'Error executing tool memory_feedback'",
-)
 @pytest.mark.parametrize("read_id", ["\ud800", "abc\udfff"])
 def test_read_id_with_a_lone_surrogate_is_rejected_by_name(harness, read_id):
     harness.rejected("memory_feedback", {"memory_ids": [harness.seed.base], "outcome": 1.0, "read_id": read_id}, "read_id")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the MCP layer's lax pydantic validation turns true/false into 1/0 (1.0/0.0) before "
-    "validate.top_k / rating / unit_number, which reject booleans, ever see them",
-)
 @pytest.mark.parametrize(
     "tool, arg, value",
     [
@@ -820,11 +811,6 @@ def _seconds(h: Harness, tool: str, args: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: validate.tags and validate.concepts deduplicate with `x not in list` over the whole "
-    "input before any limit: quadratic (20k tags ~2-3 s, 100k ~70 s of CPU per call)",
-)
 @pytest.mark.parametrize("tool", ["memory_write", "memory_feedback"])
 def test_a_huge_list_is_handled_in_linear_time(harness, tool):
     h = harness

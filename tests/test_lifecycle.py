@@ -290,7 +290,7 @@ def test_expansion_reaches_memories_through_learned_links_and_says_how(svc):
 
 
 def test_automatic_consolidation_runs_when_due_by_interval_or_writes_only(settings, real_embedder):
-    svc = _clocked(settings, real_embedder, consolidate_every_writes=3)
+    svc = _clocked(settings, real_embedder, consolidate_every_writes=3, auto_consolidate=True)
     try:
         assert svc.maybe_consolidate(now=day(0)) is None  # empty store: nothing to do
         svc.write("First memory for the schedule test.", now=day(0))
@@ -316,11 +316,18 @@ def test_automatic_consolidation_can_be_switched_off(settings, real_embedder):
         svc.close()
 
 
-def test_a_claimed_consolidation_is_left_to_the_process_running_it(svc):
-    svc.write("A memory for the claim test.", now=day(0))
-    with svc.store.db.write():
-        svc.store.set_meta("consolidation_claim", T0.isoformat())
-    assert svc.maybe_consolidate(now=day(0)) is None
+def test_a_claimed_consolidation_is_left_to_the_process_running_it(settings, real_embedder):
+    svc = _clocked(settings, real_embedder, auto_consolidate=True)
+    try:
+        svc.write("A memory for the claim test.", now=day(0))
+        with svc.store.db.write():
+            svc.store.set_meta("consolidation_claim", T0.isoformat())
+        assert svc.maybe_consolidate(now=day(0)) is None
+        with svc.store.db.write():
+            svc.store.set_meta("consolidation_claim", "")
+        assert svc.maybe_consolidate(now=day(0)) is not None  # released: it runs
+    finally:
+        svc.close()
 
 
 # --- migration from the first schema ---------------------------------------------------------

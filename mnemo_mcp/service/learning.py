@@ -52,8 +52,7 @@ class LearningMixin(ServiceBase):
         concepts = validate.concepts(query_concepts)
         if value is None and answer is None and alignments is None:
             raise InvalidInput("give an outcome (-1.0 failure .. 1.0 success), the response text, or both")
-        if read_id is not None and (not isinstance(read_id, str) or not read_id.strip()):
-            raise InvalidInput("read_id must be the read_id string returned by memory_read")
+        read_id = validate.read_id(read_id)
         stamp = iso(now or self.clock())
         if answer is not None:
             alignments = self._align(refs, answer)
