@@ -279,6 +279,10 @@ def report(svc: MemoryService, read_id: str, judged: list[tuple[str, int]], volu
 
 def run_unit(u: Unit) -> dict[str, Any]:
     """One configuration on one conversation for one seed and eps, on a fresh copy of the template."""
+    if u.user.startswith("assistant:"):  # the second protocol (benchmarks.learning_assistant)
+        from .learning_assistant import run_assistant_unit
+
+        return run_assistant_unit(u)
     conv = _CONVS[u.conv]
     assert _TABLE is not None and conv.template is not None
     started, cpu = time.perf_counter(), time.process_time()
@@ -369,7 +373,7 @@ def run_units(units: list[Unit], workers: int, label: str) -> list[dict[str, Any
 class Config:
     name: str
     overrides: dict[str, Any]
-    user: str  # "none" | "true" | "shuffled"
+    user: str  # "none" | "true" | "shuffled" | "assistant:<mode>" (benchmarks.learning_assistant)
     batch: bool = False  # report after the round's reads instead of after each read
     description: str = ""
 

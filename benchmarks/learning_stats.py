@@ -174,7 +174,8 @@ def format_group_table(per_eps: dict[str, Any], group: str) -> str:
 
 def format_curves(results: dict[str, Any], curves: set[str], rounds: int) -> str:
     lines = []
-    head = f"{'config':<14}{'eps':<6}{'group':<10}" + "".join(f"{'r' + str(r):>7}" for r in range(rounds + 1))
+    w = max([14, *(len(n) + 1 for n in curves)])
+    head = f"{'config':<{w}}{'eps':<6}{'group':<10}" + "".join(f"{'r' + str(r):>7}" for r in range(rounds + 1))
     for metric in ("p@1", "mrr"):
         lines.append(f"learning curve, {metric} (r0 = cold start, identical for every configuration):")
         lines.append(head)
@@ -190,7 +191,7 @@ def format_curves(results: dict[str, Any], curves: set[str], rounds: int) -> str
                         f"{g['rounds'][str(r)][metric]:7.3f}" if str(r) in g["rounds"] else f"{'':>7}"
                         for r in range(rounds + 1)
                     )
-                    lines.append(f"{name:<14}{eps:<6}{group:<10}{cells}")
+                    lines.append(f"{name:<{w}}{eps:<6}{group:<10}{cells}")
         lines.append("")
     return "\n".join(lines).rstrip()
 

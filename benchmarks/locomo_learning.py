@@ -58,6 +58,17 @@ lower / higher than static's; "any gold down" = some gold memory ranks lower (to
     python -m benchmarks.locomo_learning --data ../shared/data/locomo/locomo_dev.json
     python -m benchmarks.locomo_learning --data ... --quick            # CI smoke run
     python -m benchmarks.locomo_learning --data ... --sweep            # one-at-a-time sweep on tune
+
+A second protocol, `--protocol assistant` (issue 8, response alignment; `benchmarks.learning_assistant`):
+a simulated assistant answers with the content of the top-ranked memory of each training read, the
+outcome says whether that memory was gold (flipped with probability eps), and one memory_feedback
+call per read carries all five recalled ids, at the same volume in every configuration: `uniform`
+(outcome only), `aligned` (outcome + response), `response_only` (response, no outcome),
+`shuffled_response` (outcome + the content of a random non-recalled memory), and `static`.
+Measurement and statistics are the same as above; curves are measured for all four by default.
+
+    python -m benchmarks.locomo_learning --data ... --protocol assistant
+    python -m benchmarks.locomo_learning --data ... --protocol assistant --conversations tune
 """
 
 from __future__ import annotations
@@ -75,6 +86,7 @@ from typing import Any
 
 from mnemo_mcp.config import Settings
 
+from . import learning_assistant
 from .learning_protocol import (
     CATEGORIES_USED,
     MEASURE_TOP_K,
@@ -102,6 +114,7 @@ from .locomo import TUNE_CONVERSATIONS, Conversation, load_locomo
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning.json"
 DEFAULT_SWEEP_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning_sweep.json"
+DEFAULT_ASSISTANT_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning_assistant.json"
 
 QUICK_CONVERSATION = "conv-30"  # the smallest conversation (369 turns, 81 questions)
 QUICK_MAX_TRAIN = 40
@@ -126,6 +139,11 @@ CONFIGS: dict[str, Config] = {
 }
 DEFAULT_CONFIGS = ("static", "full", "shuffled", "valence_only", "quality_only", "associations_off", "context_only")
 ABLATIONS = ("valence_only", "quality_only", "associations_off", "context_only")
+# The configurations, default selection and default curves of each protocol.
+PROTOCOLS: dict[str, tuple[dict[str, Config], tuple[str, ...], tuple[str, ...]]] = {
+    "user": (CONFIGS, DEFAULT_CONFIGS, ("full",)),
+    "assistant": (learning_assistant.CONFIGS, learning_assistant.DEFAULT_CONFIGS, learning_assistant.DEFAULT_CURVES),
+}
 
 # One-at-a-time sweep from the defaults (tune split only).
 SWEEP_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -197,11 +215,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             "Defaults (about 15 minutes on 2 cores): the 5 test conversations, 5 rounds, 3 seeds,\n"
             "eps 0 and 0.2 for full and shuffled (the full list --eps 0,0.1,0.2,0.3 works but takes about\n"
             "twice as long), ablations at eps 0 only (--ablation-eps). Tuning uses conv-26 and conv-30 only\n"
-            "(--sweep runs there by default); the other conversations are the held-out test split.\n"
+            "(--sweep runs there by default); the other conversations are the held-out test split.\n\n"
+            "--protocol assistant: the second protocol (issue 8): the simulated assistant answers with\n"
+            "the top-ranked memory's content; the outcome (+1 if it is gold, else -1, flipped with probability\n"
+            "eps) goes to all five recalled memories in one memory_feedback call per read, carrying: nothing\n"
+            "else (uniform), the answer as response (aligned), the answer without outcome (response_only), or\n"
+            "a random non-recalled memory's content as response (shuffled_response); static as above.\n"
             "See the module docstring for the exact protocol."
         ),
     )
     p.add_argument("--data", required=True, type=Path, help="path to locomo_dev.json (LoCoMo format; never copied)")
+    p.add_argument(
+        "--protocol",
+        choices=tuple(PROTOCOLS),
+        default="user",
+        help="simulated user: 'user' (default: judgements of examined items, feedback per sign and ratings) or "
+        "'assistant' (answers with the top item; one feedback call per read with or without the response)",
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -214,7 +244,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--eps",
         type=_floats,
         default=[0.0, 0.2],
-        help="judgement flip probabilities for full and shuffled (default 0,0.2; e.g. 0,0.1,0.2,0.3)",
+        help="judgement flip probabilities for full and shuffled, or outcome flip probabilities for the "
+        "assistant configurations (default 0,0.2; e.g. 0,0.1,0.2,0.3)",
     )
     p.add_argument(
         "--ablation-eps",
@@ -225,14 +256,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--configs",
         type=_names,
-        default=list(DEFAULT_CONFIGS),
-        help=f"configurations (default {','.join(DEFAULT_CONFIGS)}; also: full_batch)",
+        default=None,
+        help=f"configurations (user protocol: default {','.join(DEFAULT_CONFIGS)}; also: full_batch; "
+        f"assistant protocol: default and all of {','.join(learning_assistant.DEFAULT_CONFIGS)})",
     )
     p.add_argument(
         "--curves",
         type=_names,
-        default=["full"],
-        help="configurations measured after every round, not only the last (default full)",
+        default=None,
+        help="configurations measured after every round, not only the last (default full; assistant protocol: "
+        f"{','.join(learning_assistant.DEFAULT_CURVES)}; 'none' for none)",
     )
     p.add_argument("--png", type=Path, default=None, help="draw P@1 learning curves of the --curves configurations")
     p.add_argument(
@@ -263,7 +296,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--out",
         type=Path,
         default=None,
-        help=f"JSON results (default {DEFAULT_OUT}, or {DEFAULT_SWEEP_OUT} with --sweep)",
+        help=f"JSON results (default {DEFAULT_OUT}, {DEFAULT_SWEEP_OUT} with --sweep, "
+        f"{DEFAULT_ASSISTANT_OUT} with --protocol assistant)",
     )
     args = p.parse_args(argv)
     if args.quick:
@@ -273,9 +307,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not args.eps:
         p.error("--eps needs at least one value")
     args.ablation_eps = list(args.eps) if args.ablation_eps.strip() == "all" else _floats(args.ablation_eps)
-    unknown = [c for c in args.configs + args.curves if c not in CONFIGS]
+    table, default_configs, default_curves = PROTOCOLS[args.protocol]
+    if args.sweep and args.protocol != "user":
+        p.error("--sweep runs the user protocol only")
+    args.configs = list(default_configs) if args.configs is None else args.configs
+    args.curves = list(default_curves) if args.curves is None else [c for c in args.curves if c != "none"]
+    unknown = [c for c in args.configs + args.curves if c not in table]
     if unknown:
-        p.error(f"unknown configuration(s) {unknown}; known: {', '.join(CONFIGS)}")
+        p.error(f"unknown configuration(s) {unknown} for --protocol {args.protocol}; known: {', '.join(table)}")
     return args
 
 
@@ -301,7 +340,8 @@ def _with(cfg: Config, base: dict[str, Any]) -> Config:
 
 def make_plan(args: argparse.Namespace, conv_ids: list[str]) -> Plan:
     base = dict(args.set)
-    configs: dict[str, Config] = {"static": _with(CONFIGS["static"], base)}
+    table = PROTOCOLS[args.protocol][0]
+    configs: dict[str, Config] = {"static": _with(table["static"], base)}
     eps_of: dict[str, list[float]] = {"static": [0.0]}
     if args.sweep:
         for label, overrides in SWEEP_VARIANTS:
@@ -312,7 +352,7 @@ def make_plan(args: argparse.Namespace, conv_ids: list[str]) -> Plan:
         for name in args.configs:
             if name == "static":
                 continue
-            configs[name] = _with(CONFIGS[name], base)
+            configs[name] = _with(table[name], base)
             eps_of[name] = list(args.ablation_eps) if name in ABLATIONS or name == "full_batch" else list(args.eps)
         curves = set(args.curves)
     # eps values the report is organised by: every eps some configuration runs at
@@ -355,13 +395,14 @@ def _git_version(root: Path) -> dict[str, Any]:
         return {"commit": None}
 
 
-def effective_settings(overrides: dict[str, Any]) -> dict[str, Any]:
+def effective_settings(overrides: dict[str, Any], fields: Sequence[str] = SETTING_FIELDS) -> dict[str, Any]:
     s = Settings(db=Path(tempfile.gettempdir()) / "unused.db", **overrides)
-    return {f: getattr(s, f) for f in SETTING_FIELDS}
+    return {f: getattr(s, f) for f in fields}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    assistant = args.protocol == "assistant"
     started = time.perf_counter()
     try:
         convs = select_conversations(load_locomo(args.data), args.conversations, args.sweep, args.quick)
@@ -376,7 +417,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = VectorTable(base.embed_model, base.model_cache_dir)
     t0 = time.perf_counter()
     questions = [q.question for c in convs for q in c.questions if q.category in CATEGORIES_USED]
-    check = embed_all(table, [t.content for c in convs for t in c.turns], questions, args.workers)
+    passages = [t.content for c in convs for t in c.turns]
+    if args.protocol == "assistant":  # responses are turn contents: the service embeds their sentences
+        passages += learning_assistant.response_passages(passages)
+    check = embed_all(table, passages, questions, args.workers)
     embed_seconds = time.perf_counter() - t0
 
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-learning-") as tmp:
@@ -394,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = agg["results"]
 
     report_json: dict[str, Any] = {
-        "benchmark": "locomo_learning_sweep" if args.sweep else "locomo_learning",
+        "benchmark": "locomo_learning_sweep" if args.sweep else "locomo_learning" + ("_assistant" if assistant else ""),
         "data": str(args.data),
         "quick": args.quick,
         "code": code_version(),
@@ -407,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seeds": plan.seeds,
             "eps": plan.eps,
             "max_train": plan.max_train,
+            "protocol": args.protocol,
             "set": dict(args.set),
             "train_top_k": TRAIN_TOP_K,
             "measure_top_k": MEASURE_TOP_K,
@@ -414,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "bootstrap": args.bootstrap,
             "workers": args.workers,
         },
-        "protocol": {
+        "protocol": learning_assistant.DESCRIPTION if assistant else {
             "examination": "rank i of the top 5 examined with probability 1/i",
             "judgement": "+1 gold / -1 non-gold per examined item, flipped with probability eps",
             "report": "memory_feedback(+1 ids, +1.0, read_id), memory_feedback(-1 ids, -1.0, read_id), "
@@ -433,7 +478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "batch": cfg.batch,
                 "description": cfg.description,
                 "eps": plan.eps_of[name],
-                "settings": effective_settings(cfg.overrides),
+                "settings": effective_settings(
+                    cfg.overrides, SETTING_FIELDS + (learning_assistant.SETTING_FIELDS if assistant else ())
+                ),
             }
             for name, cfg in plan.configs.items()
         },
@@ -454,7 +501,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_tr = sum(sum(r["transfer"]) for r in sp.values()) / len(plan.seeds)
     n_ct = sum(sum(r["control"]) for r in sp.values()) / len(plan.seeds)
     print(
-        f"LoCoMo learning{' sweep' if args.sweep else ''}: {', '.join(plan.convs)}; "
+        f"LoCoMo learning{' sweep' if args.sweep else ''}{' (assistant protocol)' if assistant else ''}: "
+        f"{', '.join(plan.convs)}; "
         f"{sum(r['memories'] for r in sp.values())} memories; per seed {n_train:.0f} training, "
         f"{n_tr:.0f} transfer, {n_ct:.0f} control questions (cat 1-4); {plan.rounds} rounds, "
         f"{len(plan.seeds)} seed(s), model {table.name}" + (" (quick)" if args.quick else "")
@@ -487,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
             print(format_curves(results, plan.curves, plan.rounds))
     print()
-    print(format_volume(results))
+    print(learning_assistant.format_volume(results) if assistant else format_volume(results))
     s = report_json["seconds"]
     print()
     print(
@@ -495,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.workers} worker(s)), total {s['total']}s"
     )
 
-    out = args.out or (DEFAULT_SWEEP_OUT if args.sweep else DEFAULT_OUT)
+    out = args.out or (DEFAULT_SWEEP_OUT if args.sweep else DEFAULT_ASSISTANT_OUT if assistant else DEFAULT_OUT)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report_json, indent=2) + "\n", encoding="utf-8")
     print(f"results written to {out}")
@@ -504,13 +552,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         curves: dict[str, dict[str, list[float]]] = {}
         for eps, by_config in results.items():
-            for config in plan.curves:
+            for config in (c for c in plan.configs if c in plan.curves):  # in configuration order
                 for group in ("train", "transfer", "control"):
                     rounds = by_config.get(config, {}).get(group, {}).get("rounds", {})
                     if len(rounds) > 2:
                         values = [rounds[r]["p@1"] for r in sorted(rounds, key=int)]
                         curves.setdefault(group, {})[f"{config} eps={eps}"] = values
-        if learning_curves(curves, "P@1", args.png, "LoCoMo: P@1 after each round of feedback"):
+        title = "LoCoMo: P@1 after each round of feedback" + (" (simulated assistant)" if assistant else "")
+        if learning_curves(curves, "P@1", args.png, title):
             print(f"picture: {args.png}")
     return 0
 
