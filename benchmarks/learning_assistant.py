@@ -39,12 +39,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mnemo_mcp.config import Settings
 from mnemo_mcp.core.alignment import sentences
 from mnemo_mcp.service import MemoryService
 
 from . import learning_protocol as lp
-from .learning_protocol import TRAIN_TOP_K, Config, Unit, measure, split_questions
+from .learning_protocol import TRAIN_TOP_K, Config, ConvData, Plan, Unit, measure, split_questions
+from .learning_stats import GROUPS, METRICS, bootstrap_ci
 
 PROTOCOL = "assistant"
 MODES = ("uniform", "aligned", "response_only", "shuffled_response")
@@ -74,6 +77,8 @@ CONFIGS: dict[str, Config] = {
 }
 DEFAULT_CONFIGS = tuple(CONFIGS)
 DEFAULT_CURVES = MODES
+# Head-to-head differences reported besides "against static" (first minus second, same draws).
+PAIRS = (("aligned", "uniform"), ("aligned", "shuffled_response"), ("shuffled_response", "uniform"))
 
 DESCRIPTION = {
     "answer": "the assistant answers with the content of the top-ranked item of read(question, top_k=5)",
@@ -274,4 +279,69 @@ def format_volume(results: dict[str, Any]) -> str:
                 f"{v['links_up']:9.0f}{v['links_down']:9.0f}{v['cue_updates']:8.0f}{v['tensions']:8.0f}"
                 f"{v['embed_misses']:6.0f}"
             )
+    return "\n".join(lines)
+
+
+# --- head to head ----------------------------------------------------------------------------
+
+
+def compare(plan: Plan, runs: list[dict[str, Any]], bootstrap: int, conv_data: dict[str, ConvData]) -> dict[str, Any]:
+    """First minus second configuration of each pair in PAIRS, final round, per question (averaged
+    over the seeds it fell in the group), with a 95% interval from resampling questions (paired:
+    both saw the same splits, orders and flips); worse = share of (seed, question) cases whose
+    nDCG@10 is lower under the first."""
+    final = {
+        (r["unit"].config, r["unit"].eps, r["unit"].seed, r["unit"].conv): r["measured"][plan.rounds]
+        for r in runs
+        if r["unit"].config != "cold"
+    }
+    splits = {(s, c): split_questions(conv_data[c], s, plan.max_train) for s in plan.seeds for c in plan.convs}
+    rng = np.random.default_rng(20240602)
+    out: dict[str, Any] = {}
+    for eps in plan.eps:
+        per_eps: dict[str, Any] = {}
+        for a, b in PAIRS:
+            if not all(n in plan.configs and eps in plan.eps_of[n] for n in (a, b)):
+                continue
+            entry: dict[str, Any] = {}
+            for group in GROUPS:
+                cases = [(s, c, q) for s in plan.seeds for c in plan.convs for q in splits[(s, c)].groups()[group]]
+                if not cases:
+                    continue
+                g: dict[str, Any] = {"n_questions": len({(c, q.index) for _, c, q in cases})}
+                for mi, metric in enumerate(METRICS):
+                    diffs: dict[tuple[str, int], list[float]] = {}
+                    for s, c, q in cases:
+                        d = final[(a, eps, s, c)][q.index][mi] - final[(b, eps, s, c)][q.index][mi]
+                        diffs.setdefault((c, q.index), []).append(d)
+                    arr = np.array([sum(v) / len(v) for v in diffs.values()])
+                    lo, hi = bootstrap_ci(arr, rng, bootstrap)
+                    g[metric] = {"diff": float(arr.mean()), "ci95": [lo, hi]}
+                gap = [final[(a, eps, s, c)][q.index][2] - final[(b, eps, s, c)][q.index][2] for s, c, q in cases]
+                g["worse_ndcg@10"] = sum(d < -1e-12 for d in gap) / len(cases)
+                g["better_ndcg@10"] = sum(d > 1e-12 for d in gap) / len(cases)
+                entry[group] = g
+            per_eps[f"{a} - {b}"] = entry
+        out[f"{eps:g}"] = per_eps
+    return out
+
+
+def format_compare(pairs: dict[str, Any]) -> str:
+    def ci(v: dict[str, Any]) -> str:
+        lo, hi = v["ci95"]
+        return f"{v['diff']:+.3f} [{lo:+.3f},{hi:+.3f}]"
+
+    head = (
+        f"{'pair':<32}{'eps':<6}{'group':<10}{'dP@1 [95% CI]':<26}{'dMRR [95% CI]':<26}{'dnDCG10 [95% CI]':<26}"
+        f"{'worse':>7}{'better':>7}"
+    )
+    title = "head to head, final round, first minus second (paired bootstrap over questions); worse/better = nDCG@10"
+    lines = [title, head]
+    for eps, per_eps in pairs.items():
+        for pair, entry in per_eps.items():
+            for group, g in entry.items():
+                lines.append(
+                    f"{pair:<32}{eps:<6}{group:<10}{ci(g['p@1']):<26}{ci(g['mrr']):<26}{ci(g['ndcg@10']):<26}"
+                    f"{100 * g['worse_ndcg@10']:6.1f}%{100 * g['better_ndcg@10']:6.1f}%"
+                )
     return "\n".join(lines)

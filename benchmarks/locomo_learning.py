@@ -487,6 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "splits": split_summary(plan, templates),
         "static_drift_questions": agg["static_drift_questions"],
         "results": results,
+        **({"head_to_head": learning_assistant.compare(plan, runs, args.bootstrap, templates)} if assistant else {}),
         "seconds": {
             "embed": round(embed_seconds, 1),
             "write": round(write_seconds, 1),
@@ -534,6 +535,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plan.curves:
             print()
             print(format_curves(results, plan.curves, plan.rounds))
+    if assistant and any(report_json["head_to_head"].values()):
+        print()
+        print(learning_assistant.format_compare(report_json["head_to_head"]))
     print()
     print(learning_assistant.format_volume(results) if assistant else format_volume(results))
     s = report_json["seconds"]
