@@ -1,9 +1,10 @@
 """Response alignment: which recalled memories did the assistant's answer actually follow?
 
 Alignment of a memory with a response is its similarity to the response's best-matching
-sentence, not to the whole response: an answer that used one memory in one sentence and then
-went on about something else still follows that memory, while a whole-response embedding would
-average it away. Two measures, both in [0, 1]:
+sentence (the whole response counting as one more): an answer that used one memory in one
+sentence and then went on about something else still follows that memory, where a
+whole-response embedding alone would average it away, and a memory the answer repeats over
+several sentences is matched by the whole. Two measures, both in [0, 1]:
 
 - semantic: the calibrated cosine (the same floor/ceiling mapping as relevance) between the
   memory's vector and each sentence's vector; used when the embedding model is at hand;

@@ -138,7 +138,11 @@ class LearningMixin(ServiceBase):
         (IDF-weighted share of the memory's words in the sentence). `semantic=False` skips the
         model, for short-lived hook processes."""
         s = self.settings
+        # The whole answer counts as one more "sentence": a memory of several sentences that the
+        # answer repeats is spread over several of its sentences, and no single one holds it all.
         parts = alignment.sentences(answer)
+        if len(parts) > 1:
+            parts.append(answer)
         with self.store.db.read():
             found, _ = self._resolve_many(refs)
             rows = {mid: self.store.get(mid) for mid in found}
