@@ -1,0 +1,135 @@
+"""SQL for upkeep: the hooks' session events, and the health checks, repairs and backup that
+`doctor` and `backup` run. A mixin of `Store`, kept apart so store.py stays readable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .db import Database
+
+
+def _json_list(values) -> str:
+    return json.dumps(list(values))
+
+
+class MaintenanceQueries:
+    conn: apsw.Connection
+    db: Database
+
+    # --- session events (hooks) -----------------------------------------------------------
+
+    def add_session_event(self, event: dict[str, Any], keep: int) -> int:
+        self.conn.execute(
+            "INSERT INTO session_events(session_id, kind, memory_ids, read_id, detail, created_at) "
+            "VALUES (:session_id, :kind, :memory_ids, :read_id, :detail, :created_at)",
+            {**event, "memory_ids": _json_list(event.get("memory_ids", [])), "detail": json.dumps(event.get("detail", {}))},
+        )
+        seq = self.conn.last_insert_rowid()
+        self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (seq - keep,))
+        return seq
+
+    def session_events(self, session_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
+        cols = ("seq", "session_id", "kind", "memory_ids", "read_id", "detail", "created_at")
+        rows = self.conn.execute(
+            f"SELECT {', '.join(cols)} FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq),
+        )
+        out = []
+        for r in rows:
+            e = dict(zip(cols, r))
+            e["memory_ids"] = json.loads(e["memory_ids"])
+            e["detail"] = json.loads(e["detail"])
+            out.append(e)
+        return out
+
+    # --- health (doctor) and backup --------------------------------------------------------
+
+    def has_vector_table(self) -> bool:
+        return bool(self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'").fetchone())
+
+    def integrity_problems(self) -> list[str]:
+        rows = [r[0] for r in self.conn.execute("PRAGMA integrity_check")]
+        return [] if rows == ["ok"] else rows
+
+    def memories_without_vector(self) -> list[int]:
+        # The vec0 shadow table lists its rowids; joining the virtual table itself would look
+        # each one up (0.2 ms apiece).
+        return [r[0] for r in self.conn.execute(
+            "SELECT rowid FROM memories WHERE rowid NOT IN (SELECT rowid FROM memory_vectors_rowids) ORDER BY rowid"
+        )]
+
+    def vectors_without_memory(self) -> list[int]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT rowid FROM memory_vectors_rowids WHERE rowid NOT IN (SELECT rowid FROM memories) ORDER BY rowid"
+        )]
+
+    def vector_filters_out_of_step(self) -> list[int]:
+        """Memories whose vector carries another archived flag or domain than the memory."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT v.rowid FROM memory_vectors v JOIN memories m ON m.rowid = v.rowid "
+            "WHERE v.archived != m.archived OR v.domain != m.domain ORDER BY v.rowid"
+        )]
+
+    def text_index_ok(self) -> bool:
+        try:
+            self.conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+        except apsw.Error:
+            return False
+        return True
+
+    def orphan_counts(self) -> dict[str, int]:
+        c = self.conn
+        return {
+            "cues": c.execute("SELECT count(*) FROM cues WHERE memory_id NOT IN (SELECT id FROM memories)").fetchone()[0],
+            "feedback_events": c.execute(
+                "SELECT count(*) FROM feedback_events WHERE memory_id NOT IN (SELECT id FROM memories)"
+            ).fetchone()[0],
+        }
+
+    def add_vector(self, rowid: int, vector: np.ndarray) -> None:
+        import numpy as np
+
+        archived, domain = self.conn.execute("SELECT archived, domain FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        self.conn.execute(
+            "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (?, ?, ?, ?)",
+            (rowid, np.asarray(vector, dtype=np.float32).tobytes(), archived, domain),
+        )
+
+    def drop_vector(self, rowid: int) -> None:
+        self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
+
+    def sync_vector_filters(self, rowid: int) -> None:
+        self.conn.execute(
+            "UPDATE memory_vectors SET archived = m.archived, domain = m.domain "
+            "FROM (SELECT archived, domain FROM memories WHERE rowid = ?) AS m WHERE memory_vectors.rowid = ?",
+            (rowid, rowid),
+        )
+
+    def rebuild_text_index(self) -> None:
+        self.conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+
+    def delete_orphans(self) -> None:
+        self.conn.execute("DELETE FROM cues WHERE memory_id NOT IN (SELECT id FROM memories)")
+        self.conn.execute("DELETE FROM feedback_events WHERE memory_id NOT IN (SELECT id FROM memories)")
+
+    def backup_to(self, target: Path) -> None:
+        """A consistent copy through SQLite's online backup, in one step: it reads one snapshot
+        while other processes keep writing (WAL readers do not block writers)."""
+        from .db import _create_private_file
+
+        _create_private_file(target)
+        dest = apsw.Connection(str(target))
+        try:
+            with dest.backup("main", self.conn, "main") as b:
+                while not b.done:
+                    b.step(-1)
+        finally:
+            dest.close()
+
