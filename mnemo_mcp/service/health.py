@@ -20,7 +20,7 @@ class HealthMixin(ServiceBase):
             repaired = self._repair(checks)
             checks = self._checks()
         with self.store.db.read():
-            memories = self.store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            memories = self.store.memory_count()
         return DoctorReport(ok=all(c.ok for c in checks), memories=memories, checks=checks, repaired=repaired)
 
     def _checks(self) -> list[HealthCheck]:
@@ -30,7 +30,7 @@ class HealthMixin(ServiceBase):
             checks = [HealthCheck(name="sqlite integrity_check", ok=not problems, found=len(problems),
                                   detail="; ".join(problems[:5]) or None)]
             has_vectors = st.has_vector_table()
-            total = st.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            total = st.memory_count()
             if has_vectors:
                 missing, orphans, drift = st.memories_without_vector(), st.vectors_without_memory(), st.vector_filters_out_of_step()
             else:  # no model bound yet: every memory lacks a vector
@@ -107,7 +107,7 @@ class HealthMixin(ServiceBase):
         copy = Store(target)
         try:
             with copy.db.read():
-                memories = copy.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+                memories = copy.memory_count()
         finally:
             copy.close()
         return BackupResult(path=str(target), memories=memories, bytes=target.stat().st_size)

@@ -146,12 +146,7 @@ class LearningMixin(ServiceBase):
         with self.store.db.read():
             found, _ = self._resolve_many(refs)
             rows = {mid: self.store.get(mid) for mid in found}
-            vectors = {}
-            if semantic and self.store.has_vector_table():
-                for mid, row in rows.items():
-                    vec = self.store.vector_of(row["rowid"])
-                    if vec is not None:
-                        vectors[mid] = [float(x) for x in vec]
+            vectors = self._memory_vectors(rows) if semantic else {}
             mem_tokens = {mid: set(self.store.tokenize(r["content"])) for mid, r in rows.items()}
             sent_tokens = [set(self.store.tokenize(p)) for p in parts]
             vocab = sorted(set().union(*mem_tokens.values())) if mem_tokens else []
@@ -176,17 +171,23 @@ class LearningMixin(ServiceBase):
         answer = validate.text(response, "response", self.settings.max_response_chars)
         return self._align(refs, answer, semantic=False)
 
+    def _memory_vectors(self, rows: dict[str, dict]) -> dict[str, list[float]]:
+        """The stored vector of each memory (by its row), for alignment and agreement."""
+        if not self.store.has_vector_table():
+            return {}
+        out = {}
+        for mid, row in rows.items():
+            vec = self.store.vector_of(row["rowid"])
+            if vec is not None:
+                out[mid] = [float(x) for x in vec]
+        return out
+
     def _tensions(self, rows: dict[str, dict], aligned: dict[str, float]) -> tuple[list[TensionPair], set[str]]:
         """Recalled memories that disagree, and which side the answer followed."""
         s = self.settings
         ids = list(rows)
         superseded = {(mid, r["superseded_by"]) for mid, r in rows.items() if r["superseded_by"] in rows}
-        vectors = {}
-        for mid in ids:
-            rowid = self.store.conn.execute("SELECT rowid FROM memories WHERE id = ?", (mid,)).fetchone()[0]
-            vec = self.store.vector_of(rowid) if self.store.has_vector_table() else None
-            if vec is not None:
-                vectors[mid] = [float(x) for x in vec]
+        vectors = self._memory_vectors(rows)
         similarity = {
             (a, b): alignment.cosine(vectors[a], vectors[b])
             for i, a in enumerate(ids) for b in ids[i + 1 :] if a in vectors and b in vectors
@@ -208,6 +209,20 @@ class LearningMixin(ServiceBase):
         link's valence follows it, without one only weights move (and at a smaller rate)."""
         s = self.settings
         rule = s.alignment_rule(scale=1.0 if outcome is not None else s.response_only_scale)
+
+        def step(weight: float, valence: float) -> tuple[float, float, int] | None:
+            new_weight, direction = alignment.link_step(weight, aligned, rule)
+            if direction == 0:
+                return None
+            if outcome is not None:
+                valence = rules.delta_rule(valence, outcome, s.association_rate)
+            return new_weight, valence, direction
+
+        return self._move_links(query_concepts, memory_concepts, step, stamp)
+
+    def _move_links(self, query_concepts: list[str], memory_concepts: list[str], step, stamp: str) -> tuple[int, int]:
+        """Apply `step(weight, valence) -> (weight, valence, +1/-1/0) or None` (None: leave the
+        link alone) to each query-concept/memory-concept link. -> (strengthened, weakened)."""
         up = down = 0
         for a in query_concepts[:ASSOC_CONCEPTS]:
             for b in memory_concepts[:ASSOC_CONCEPTS]:
@@ -215,13 +230,12 @@ class LearningMixin(ServiceBase):
                     continue
                 old = self.store.get_association(a, b)
                 weight, valence, count = old if old else (0.0, 0.0, 0)
-                new_weight, step = alignment.link_step(weight, aligned, rule)
-                if step == 0:
+                moved = step(weight, valence)
+                if moved is None:
                     continue
-                if outcome is not None:
-                    valence = rules.delta_rule(valence, outcome, s.association_rate)
-                self.store.put_association(a, b, new_weight, valence, count + 1, stamp)
-                up, down = up + (step > 0), down + (step < 0)
+                weight, valence, direction = moved
+                self.store.put_association(a, b, weight, valence, count + 1, stamp)
+                up, down = up + (direction > 0), down + (direction < 0)
         return up, down
 
     def _teach_cues(self, memory_id: str, concepts: list[str], outcome: float, stamp: str) -> int:
@@ -237,19 +251,17 @@ class LearningMixin(ServiceBase):
         """Co-activation in a useful recall strengthens concept links, in a misleading one weakens
         them; their valence follows the outcome either way. -> (strengthened, weakened)."""
         rate = self.settings.association_rate
-        up = down = 0
-        for a in query_concepts[:ASSOC_CONCEPTS]:
-            for b in memory_concepts[:ASSOC_CONCEPTS]:
-                if a == b:
-                    continue
-                old = self.store.get_association(a, b)
-                weight, valence, count = old if old else (0.0, 0.0, 0)
-                if outcome > 0:
-                    weight, up = rules.strengthen(weight, rate * outcome), up + 1
-                elif outcome < 0:
-                    weight, down = lifecycle.weaken(weight, rate * -outcome), down + 1
-                self.store.put_association(a, b, weight, rules.delta_rule(valence, outcome, rate), count + 1, stamp)
-        return up, down
+
+        def step(weight: float, valence: float) -> tuple[float, float, int]:
+            if outcome > 0:
+                weight, direction = rules.strengthen(weight, rate * outcome), 1
+            elif outcome < 0:
+                weight, direction = lifecycle.weaken(weight, rate * -outcome), -1
+            else:
+                direction = 0
+            return weight, rules.delta_rule(valence, outcome, rate), direction
+
+        return self._move_links(query_concepts, memory_concepts, step, stamp)
 
     # --- ratings and quality -----------------------------------------------------------
 

@@ -51,6 +51,9 @@ class MaintenanceQueries:
 
     # --- health (doctor) and backup --------------------------------------------------------
 
+    def memory_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
     def has_vector_table(self) -> bool:
         return bool(self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'").fetchone())
 
