@@ -26,15 +26,35 @@ from .errors import MnemoError
 
 SERVER_NAME = "mnemo"
 PROGRAM = "mnemo-mcp"
-HOOK_EVENTS: dict[str, str | None] = {
-    "SessionStart": None,
-    "UserPromptSubmit": None,
-    "PostToolUse": f"Bash|mcp__{SERVER_NAME}__.*",
-    "PostToolUseFailure": "Bash",
-    "Stop": None,
-}
+# Bash commands that may be checks (core.checks.DEFAULT_CHECKS), one `if` filter each: Claude
+# Code evaluates the filter itself and spawns nothing for `git status` or `ls`. A CLI without
+# `if` runs the hook for every Bash call (identical commands are run once), and the hook ends
+# at once for a command that is not a check.
+CHECK_FILTERS: tuple[str, ...] = tuple(
+    f"Bash({p})"
+    for p in (
+        "pytest*", "py.test*", "python *", "python3 *", "uv *", "poetry *", "pipenv *", "hatch *", "pdm *",
+        "tox*", "nox*", "mypy*", "pyright*", "ruff *", "flake8*", "pylint*", "black *", "isort *",
+        "npm *", "pnpm *", "yarn *", "bun *", "npx *", "bunx *", "jest*", "vitest*", "mocha*", "tsc*", "eslint*",
+        "cargo *", "go *", "golangci-lint *", "make*", "ninja*", "cmake *", "ctest*",
+        "mvn *", "./mvnw *", "gradle *", "./gradlew *", "dotnet *", "bazel *", "swift *", "mix *",
+        "rspec*", "bundle *", "phpunit*", "deno *", "timeout *", "time *", "cd *",
+    )
+)
+# (event, matcher, `if` filters): one hook group per row, one entry per filter.
+HOOK_GROUPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
+    ("SessionStart", None, ()),
+    ("UserPromptSubmit", None, ()),
+    ("PostToolUse", "Bash", CHECK_FILTERS),
+    ("PostToolUse", f"mcp__{SERVER_NAME}__memory_read", ()),
+    ("PostToolUseFailure", "Bash", CHECK_FILTERS),
+    ("Stop", None, ()),
+)
+HOOK_EVENTS = tuple(dict.fromkeys(event for event, _, _ in HOOK_GROUPS))
 HOOK_TIMEOUTS = {"SessionStart": 15}
 DEFAULT_HOOK_TIMEOUT = 10
+# Keys of a hook entry that install writes; anything else the user added to ours is kept.
+_OUR_KEYS = ("type", "command", "timeout", "if")
 
 
 class InstallError(MnemoError, ValueError):
@@ -74,12 +94,18 @@ def server_entry(executable: str) -> dict[str, Any]:
     return {"type": "stdio", "command": executable, "args": [], "env": {}}
 
 
-def hook_group(executable: str, event: str) -> dict[str, Any]:
-    matcher = HOOK_EVENTS[event]
-    group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-    timeout = HOOK_TIMEOUTS.get(event, DEFAULT_HOOK_TIMEOUT)
-    group["hooks"] = [{"type": "command", "command": f"{shlex.quote(executable)} hook {event}", "timeout": timeout}]
-    return group
+def hook_groups(executable: str, event: str) -> list[dict[str, Any]]:
+    """Our hook groups for one event."""
+    command = f"{shlex.quote(executable)} hook {event}"
+    entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUTS.get(event, DEFAULT_HOOK_TIMEOUT)}
+    out = []
+    for name, matcher, filters in HOOK_GROUPS:
+        if name != event:
+            continue
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [{**entry, "if": f} for f in filters] if filters else [dict(entry)]
+        out.append(group)
+    return out
 
 
 def install(scope: str, executable: str, home: Path, project_dir: Path, hooks: bool = True, now: datetime | None = None) -> list[Change]:
@@ -154,33 +180,42 @@ def _put_server(f: _File, executable: str) -> None:
 
 def _put_hooks(f: _File, executable: str, programs: set[str]) -> None:
     hooks = f.data.get("hooks", {})
-    for event, matcher in HOOK_EVENTS.items():
-        want = hook_group(executable, event)
+    for event in HOOK_EVENTS:
         groups = hooks.setdefault(event, [])
-        found = False
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list):
-                continue
-            mine = [i for i, hook in enumerate(entries) if _is_ours(hook, event, programs)]
-            if not mine:
-                continue
-            found, before = True, copy.deepcopy(group)
-            for i in mine:
-                entries[i] = {**entries[i], **want["hooks"][0]}  # in place: same position, extra keys kept
-            # The matcher is ours to set only when the group holds nothing but our hook.
-            if len(mine) == len(entries):
-                if matcher is None:
-                    group.pop("matcher", None)
-                else:
-                    group["matcher"] = matcher
-            if group != before:
-                f.changes.append(f"updated hook {event}")
-        if not found:
-            groups.append(want)  # after other tools' groups: theirs keep their order and run as before
-            f.changes.append(f"added hook {event}" + (f" ({matcher})" if matcher else ""))
+        before = copy.deepcopy(groups)
+        at, extra, found = _take_ours(groups, event, programs)
+        want = hook_groups(executable, event)
+        for group in want:
+            group["hooks"] = [{**entry, **extra} for entry in group["hooks"]]
+        # Where ours were (a moved executable is updated in place), else after other tools'
+        # groups: theirs keep their order and run as before.
+        groups[at:at] = want
+        if groups != before:
+            f.changes.append(f"{'updated' if found else 'added'} hook {event}")
     if hooks and "hooks" not in f.data:
         f.data["hooks"] = hooks
+
+
+def _take_ours(groups: list[Any], event: str, programs: set[str]) -> tuple[int, dict[str, Any], bool]:
+    """Remove our entries from an event's groups (a group left empty goes too). -> where the
+    first of them was (the end when none), the keys the user added to our entry, and whether
+    there were any."""
+    at, extra = None, {}
+    kept = []
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        mine = [h for h in entries if _is_ours(h, event, programs)] if isinstance(entries, list) else []
+        if not mine:
+            kept.append(group)
+            continue
+        if at is None:
+            at = len(kept)
+            extra = {k: v for k, v in mine[0].items() if k not in _OUR_KEYS}
+        rest = [h for h in entries if not _is_ours(h, event, programs)]
+        if rest:
+            kept.append({**group, "hooks": rest})
+    groups[:] = kept
+    return (len(kept) if at is None else at), extra, at is not None
 
 
 def _remove_hooks(f: _File, programs: set[str]) -> None:
@@ -188,20 +223,10 @@ def _remove_hooks(f: _File, programs: set[str]) -> None:
     if not hooks:
         return
     for event in list(hooks):
-        kept, removed = [], False
-        for group in hooks[event]:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(entries, list) and any(_is_ours(h, event, programs) for h in entries):
-                removed = True
-                group["hooks"] = [h for h in entries if not _is_ours(h, event, programs)]
-                if not group["hooks"]:
-                    continue
-            kept.append(group)
-        if removed:
+        _, _, found = _take_ours(hooks[event], event, programs)
+        if found:
             f.changes.append(f"removed hook {event}")
-            if kept:
-                hooks[event] = kept
-            else:
+            if not hooks[event]:
                 del hooks[event]
     if not hooks:
         del f.data["hooks"]

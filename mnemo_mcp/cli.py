@@ -5,13 +5,14 @@ Imports stay light until a command runs, so `--help` answers at once.
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import sys
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 EPILOG = """\
 environment: every setting reads MNEMO_<NAME>, e.g. MNEMO_DB (database file),
@@ -20,6 +21,8 @@ Run without a command to serve MCP over stdio."""
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(
         prog="mnemo-mcp",
         description="A local MCP memory server that learns from outcomes.",
@@ -265,9 +268,11 @@ def _executable() -> str:
 
 
 def _install(args: argparse.Namespace) -> int:
+    import shutil
     from pathlib import Path
 
     from . import claude_install
+
     home = Path.home()
     project_dir = Path.cwd()
     if args.scope == "project":
@@ -277,7 +282,21 @@ def _install(args: argparse.Namespace) -> int:
                 project_dir = folder
                 break
     if args.command == "install":
-        changes = claude_install.install(args.scope, _executable(), home, project_dir, hooks=not args.no_hooks)
+        # .mcp.json and .claude/settings.json are committed: an absolute path to this machine's
+        # virtualenv would give a teammate ENOENT, so the project files name the command and
+        # each machine finds it on PATH. The user's own files keep the absolute path, which
+        # keeps working whatever PATH Claude Code is started with.
+        if args.scope == "project":
+            executable = claude_install.PROGRAM
+            if shutil.which(executable) is None:
+                print(
+                    f"warning: `{executable}` is not on PATH here; Claude Code runs it by that name from these "
+                    "project files, so install it where PATH finds it (e.g. `pipx install mnemo-mcp`)",
+                    file=sys.stderr,
+                )
+        else:
+            executable = _executable()
+        changes = claude_install.install(args.scope, executable, home, project_dir, hooks=not args.no_hooks)
     else:
         changes = claude_install.uninstall(args.scope, home, project_dir)
     print(claude_install.render(changes))
@@ -294,13 +313,15 @@ def _json_line(line: str, n: int) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
     args = _parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mnemo-mcp: %(levelname)s %(message)s")
     try:
         if args.command in ("install", "uninstall"):
             return _install(args)
         if args.command == "hook":
-            from .hooks import main as hook_main
+            from .hooks.entry import main as hook_main
 
             return hook_main(args.event)
         if args.command == "dashboard":
@@ -317,6 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `mnemo-mcp export | head`: the reader left; say nothing more, as other tools do.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except json.JSONDecodeError as err:
         print(f"error: --metadata is not valid JSON: {err.msg}", file=sys.stderr)
         return 2

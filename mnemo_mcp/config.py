@@ -2,41 +2,46 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .core.alignment import AlignmentRule
 from .core.lifecycle import RetentionPolicy, TierPolicy
+from .hooks.channel import DEFAULT_CONNECT_MS
+from .paths import cache_dir, data_dir, expand
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
-
-def _data_dir() -> Path:
-    """The per-user data directory (XDG on Linux, the platform's usual place elsewhere)."""
-    if os.name == "nt":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
-    elif os.uname().sysname == "Darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share"))
-    return base / "mnemo-mcp"
+# The environment `Settings()` reads in this context; None: the process's own (os.environ).
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("mnemo_settings_environ", default=None)
 
 
-def _cache_dir() -> Path:
-    if os.name != "nt" and os.uname().sysname != "Darwin":
-        return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mnemo-mcp"
-    return _data_dir() / "cache"
+class _MappingEnvSource(EnvSettingsSource):
+    """The environment source, reading a given mapping instead of os.environ."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # What pydantic-settings does with os.environ (names fold case unless case-sensitive).
+        return {
+            (k if self.case_sensitive else k.lower()): (None if v == self.env_parse_none_str else v)
+            for k, v in self._environ.items()
+            if not (self.env_ignore_empty and v == "")
+        }
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_", extra="ignore", validate_default=True)
 
     # Storage
-    db: Path = Field(default_factory=lambda: _data_dir() / "memory.db", description="SQLite file")
+    db: Path = Field(default_factory=lambda: Path(data_dir(), "memory.db"), description="SQLite file")
     busy_timeout_ms: int = Field(10_000, ge=0)
     read_log_limit: int = Field(20_000, ge=100, description="reads kept for feedback by read_id")
 
@@ -49,7 +54,7 @@ class Settings(BaseSettings):
 
     # Embedding
     embed_model: str = DEFAULT_MODEL
-    model_cache_dir: Path = Field(default_factory=lambda: _cache_dir() / "models")
+    model_cache_dir: Path = Field(default_factory=lambda: Path(cache_dir(), "models"))
 
     # Input limits
     max_content_chars: int = Field(10_000, ge=1)
@@ -128,7 +133,16 @@ class Settings(BaseSettings):
     # Claude Code hooks
     inject_tokens: int = Field(300, ge=0, description="budget of memories injected into a prompt's context (0: none)")
     inject_top_k: int = Field(3, ge=1, le=20)
-    inject_min_relevance: float = Field(0.5, ge=0.0, le=1.0, description="nothing below this keyword relevance is injected (benchmarks.injection_floor)")
+    inject_min_relevance: float = Field(
+        0.5, ge=0.0, le=1.0, description="nothing below this relevance is injected or counted as recalled (benchmarks.natural_prompts)"
+    )
+    inject_min_relevance_keyword: float = Field(
+        0.5, ge=0.0, le=1.0, description="the same floor when no server answers and the hook recalls by keywords alone"
+    )
+    hook_server: bool = Field(True, description="the MCP server answers hooks on a Unix socket beside the database")
+    hook_connect_ms: int = Field(
+        DEFAULT_CONNECT_MS, ge=0, le=5000, description="how long a hook looks for a ready server before recalling by itself"
+    )
     session_start_tokens: int = Field(400, ge=0, description="budget of the session-start digest (0: none)")
     session_start_items: int = Field(5, ge=0, le=20)
     outcome_worked: float = Field(1.0, ge=-1.0, le=1.0)
@@ -137,7 +151,7 @@ class Settings(BaseSettings):
     check_fail_outcome: float = Field(-0.5, ge=-1.0, le=1.0, description="a test/build failure after a recall")
     check_pass_outcome: float = Field(0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what was recalled since")
     extra_check_commands: list[str] = Field(default_factory=list, description="more check-command regexes (JSON list)")
-    hook_log: Path = Field(default_factory=lambda: _data_dir() / "hooks.log", description="where hooks log their errors")
+    hook_log: Path = Field(default_factory=lambda: Path(data_dir(), "hooks.log"), description="where hooks log their errors")
 
     # Quality score weights (normalized to sum 1 when used)
     quality_w_rating: float = Field(0.30, ge=0.0)
@@ -147,10 +161,34 @@ class Settings(BaseSettings):
 
     log_level: str = "WARNING"
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:
+        """The settings a process with this environment would read (none of this process's
+        MNEMO_* variables leak in): the MCP server answers hooks with the hook's own settings."""
+        token = _ENVIRON.set(dict(environ))
+        try:
+            return cls(**overrides)
+        finally:
+            _ENVIRON.reset(token)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        environ = _ENVIRON.get()
+        if environ is None:
+            return init_settings, env_settings, dotenv_settings, file_secret_settings
+        return init_settings, _MappingEnvSource(settings_cls, environ)
+
     @field_validator("db", "model_cache_dir", "hook_log", mode="after")
     @classmethod
     def _expand(cls, v: Path) -> Path:
-        return Path(os.path.expandvars(str(v))).expanduser()
+        return Path(expand(v))
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -202,6 +202,11 @@ class SessionCredit(BaseModel):
     note: str | None = None
 
 
+class SessionPrompt(BaseModel):
+    new_turn: bool = Field(description="false: not a prompt the user typed in a new turn (nothing happened)")
+    credit: SessionCredit | None = Field(None, description="the reaction to the previous turn, when it was one")
+
+
 class HealthCheck(BaseModel):
     name: str
     ok: bool

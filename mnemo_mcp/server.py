@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
 import threading
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +30,7 @@ from .models import (
     StatsResult,
     WriteResult,
 )
+from .hooks.channel import Listener
 from .project import scoped
 from .service import MemoryService
 
@@ -61,6 +65,31 @@ class AppState:
     error: str | None = None
     warmup: threading.Thread | None = field(default=None, repr=False)
     consolidation: threading.Thread | None = field(default=None, repr=False)
+    hooks: Listener | None = field(default=None, repr=False)
+    hook_host: Any = field(default=None, repr=False)
+
+    def listen_for_hooks(self) -> None:
+        """Answer Claude Code hooks with this process's model (see hooks.channel)."""
+        if self.service is None or not self.settings.hook_server:
+            return
+        from .hooks.host import HookHost
+
+        svc = self.service
+        host = HookHost(self.settings, svc.embedder, ready=lambda: svc.ready)
+        listener = host.listener()
+        if listener.start():
+            self.hooks, self.hook_host = listener, host
+            _on_exit.append(listener.stop)
+
+    def close(self) -> None:
+        if self.hooks is not None:
+            self.hooks.stop()
+            self.hook_host.close()
+        if self.service is not None:
+            for thread in (self.warmup, self.consolidation):
+                if thread is not None:
+                    thread.join(timeout=30)
+            self.service.close()
 
     def consolidate_in_background(self, after: threading.Thread | None = None) -> None:
         """Start an automatic consolidation if one is due and none is running in this process.
@@ -106,14 +135,11 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             state.warmup = threading.Thread(target=state.service.warm_up, name="mnemo-warmup", daemon=True)
             state.warmup.start()
             state.consolidate_in_background(after=state.warmup)
+            state.listen_for_hooks()
         try:
             yield state
         finally:
-            if state.service is not None:
-                for thread in (state.warmup, state.consolidation):
-                    if thread is not None:
-                        thread.join(timeout=30)
-                state.service.close()
+            state.close()
 
     server = MCPServer(
         name="mnemo",
@@ -325,5 +351,26 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
     return server
 
 
+# Run before the process ends on a signal: the hook socket is removed, so no hook waits on it.
+_on_exit: list[Callable[[], None]] = []
+
+
+def _exit_now(signum: int, _frame: Any) -> None:
+    """SIGINT / SIGTERM: Claude Code sends SIGINT, then SIGTERM ~100 ms later, when it quits.
+    The stdio transport reads stdin in a worker thread that no cancellation can wake, so the
+    event loop would wait forever: leave at once instead. Every write is its own transaction,
+    so a process ending here leaves the database whole."""
+    for cleanup in reversed(_on_exit):
+        try:
+            cleanup()
+        except Exception:  # leaving anyway
+            pass
+    log.info("mnemo-mcp: stopped by signal %d", signum)
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def serve(settings: Settings | None = None) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _exit_now)
     build_server(settings).run()

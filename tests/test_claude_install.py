@@ -11,6 +11,7 @@ from datetime import datetime
 import pytest
 
 from mnemo_mcp.claude_install import (
+    CHECK_FILTERS,
     HOOK_EVENTS,
     Change,
     InstallError,
@@ -31,12 +32,24 @@ EXPECTED_HOOKS = {
         "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"{EXE} hook UserPromptSubmit", "timeout": 10}]}],
         "PostToolUse": [
             {
-                "matcher": "Bash|mcp__mnemo__.*",
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": f"{EXE} hook PostToolUse", "timeout": 10, "if": f} for f in CHECK_FILTERS
+                ],
+            },
+            {
+                "matcher": "mcp__mnemo__memory_read",
                 "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUse", "timeout": 10}],
-            }
+            },
         ],
         "PostToolUseFailure": [
-            {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10}]}
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10, "if": f}
+                    for f in CHECK_FILTERS
+                ],
+            }
         ],
         "Stop": [{"hooks": [{"type": "command", "command": f"{EXE} hook Stop", "timeout": 10}]}],
     }
@@ -85,8 +98,8 @@ def test_fresh_user_install_writes_exactly_the_server_entry_and_hooks(home, proj
         "added mcpServers.mnemo",
         "added hook SessionStart",
         "added hook UserPromptSubmit",
-        "added hook PostToolUse (Bash|mcp__mnemo__.*)",
-        "added hook PostToolUseFailure (Bash)",
+        "added hook PostToolUse",
+        "added hook PostToolUseFailure",
         "added hook Stop",
     ]
     assert backups(home) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -131,11 +132,30 @@ def test_install_claude_writes_server_and_hooks_once_and_uninstall_removes_them(
     out = capsys.readouterr().out
     assert "added mcpServers.mnemo" in out and "added hook UserPromptSubmit" in out
     server = json.loads((home / ".claude.json").read_text())["mcpServers"]["mnemo"]
-    assert server["command"].endswith("mnemo-mcp")
+    assert server["command"].endswith("mnemo-mcp") and os.path.isabs(server["command"])
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("hook UserPromptSubmit")
-    assert hooks["PostToolUse"][0]["matcher"] == "Bash|mcp__mnemo__.*"
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{server['command']} hook UserPromptSubmit"
+    assert [g["matcher"] for g in hooks["PostToolUse"]] == ["Bash", "mcp__mnemo__memory_read"]
     assert main(["install", "claude"]) == 0
     assert capsys.readouterr().out.strip() == "nothing to change"
     assert main(["uninstall", "claude"]) == 0
     assert "mnemo" not in json.loads((home / ".claude.json").read_text()).get("mcpServers", {})
+
+
+def test_project_install_names_the_command_so_a_teammates_checkout_finds_it_on_path(tmp_path, monkeypatch, capsys):
+    repo = tmp_path / "shop-api"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(repo / "src")
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    assert main(["install", "claude", "--scope", "project"]) == 0
+    assert capsys.readouterr().err == ""
+    server = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["mnemo"]
+    assert server["command"] == "mnemo-mcp"
+    hooks = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
+    commands = {h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]}
+    assert commands == {f"mnemo-mcp hook {e}" for e in hooks}
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["install", "claude", "--scope", "project"]) == 0
+    assert "not on PATH" in capsys.readouterr().err

@@ -13,7 +13,7 @@ import pytest
 
 from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import HashEmbedder
-from mnemo_mcp.hooks import tokens
+from mnemo_mcp.hooks.handlers import INTRO, tokens
 from mnemo_mcp.service import MemoryService
 
 WEBHOOK = "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
@@ -137,7 +137,7 @@ def test_injection_stays_within_the_token_budget(env, project, store):
             "UserPromptSubmit",
             prompt(project, "webhook retries backoff dead letter queue"),
             MNEMO_INJECT_TOKENS=budget,
-            MNEMO_INJECT_MIN_RELEVANCE="0.05",
+            MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.05",
         )
         assert tokens(context_of(out)) <= int(budget)
     tiny = hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), MNEMO_INJECT_TOKENS="20")
@@ -213,14 +213,16 @@ def test_an_interrupted_command_says_nothing(env, project, store):
 # --- SessionStart and robustness ------------------------------------------------------------
 
 
-def test_session_start_offers_the_projects_proven_memories_and_nothing_on_a_fresh_store(env, project, store, tmp_path):
+def test_session_start_says_mnemo_is_there_and_offers_only_proven_memories(env, project, store, tmp_path):
     start = {"session_id": "s-2", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
-    assert hook(env, "SessionStart", start).stdout == ""
+    text = context_of(hook(env, "SessionStart", start))
+    assert text == INTRO  # nothing proven yet: only the line saying how to call mnemo
+    assert "memory_read" in text and "ToolSearch" in text
     for _ in range(3):
         store.rate(store.ids["webhook"], 1, "right")
         store.feedback([store.ids["webhook"]], 1.0)
-    text = context_of(hook(env, "SessionStart", start))
-    assert store.ids["webhook"][:12] in text and len(text.splitlines()) == 2
+    text = context_of(hook(env, "SessionStart", {**start, "session_id": "s-3"}))
+    assert text.startswith(INTRO) and store.ids["webhook"][:12] in text and len(text.splitlines()) == 3
 
 
 @pytest.mark.parametrize("raw", ["{not json", "[1, 2]", json.dumps({"prompt": "no session id"})])
@@ -251,7 +253,7 @@ def transcript(tmp_path: Path, answer: str) -> str:
 
 
 def test_stop_hook_makes_the_next_reaction_credit_the_memory_the_answer_used(env, project, store, tmp_path):
-    wide = {"MNEMO_INJECT_MIN_RELEVANCE": "0.05", "MNEMO_INJECT_TOKENS": "400"}
+    wide = {"MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05", "MNEMO_INJECT_TOKENS": "400"}
     text = context_of(hook(env, "UserPromptSubmit", prompt(project, "webhook retries dead letter queue and celery workers settings"), **wide))
     celery = next(m for m in store.read("celery workers restarted", top_k=1, record=False).items)
     assert store.ids["webhook"][:12] in text and celery.id[:12] in text

@@ -81,6 +81,12 @@ def next_tier(tier: str, standing_value: float, uses: int, positives: int, polic
     return WORKING, None
 
 
+def worth_a_digest(tier: str, quality: float, valence: float) -> bool:
+    """Shown at the start of a session unasked: a memory that has proven itself (a tier above
+    working, a good quality or a helpful record), never one merely new."""
+    return tier != WORKING or quality >= 0.6 or valence >= 0.3
+
+
 def tier_rank(tier: str) -> int:
     return TIERS.index(tier) if tier in TIERS else 0
 

@@ -59,6 +59,11 @@ class ServiceBase:
     def close(self) -> None:
         self.store.close()
 
+    @property
+    def ready(self) -> bool:
+        """The embedding model is loaded and bound: a semantic read answers at once."""
+        return self._bound
+
     # --- embedding ---------------------------------------------------------------------
 
     def warm_up(self) -> None:

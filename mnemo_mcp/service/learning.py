@@ -165,12 +165,6 @@ class LearningMixin(ServiceBase):
             out[mid] = 0.5 * sem + 0.5 * lexical[mid]
         return out
 
-    def alignments(self, memory_ids: list[str], response: str) -> dict[str, float]:
-        """Lexical alignment of memories with a response, without the embedding model."""
-        refs = validate.memory_refs(memory_ids)
-        answer = validate.text(response, "response", self.settings.max_response_chars)
-        return self._align(refs, answer, semantic=False)
-
     def _memory_vectors(self, rows: dict[str, dict]) -> dict[str, list[float]]:
         """The stored vector of each memory (by its row), for alignment and agreement."""
         if not self.store.has_vector_table():

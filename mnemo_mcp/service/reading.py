@@ -126,11 +126,6 @@ class ReadingMixin(ServiceBase):
             expanded_via=via,
         )
 
-    def top_memories(self, limit: int) -> list[dict[str, Any]]:
-        """The most useful live memories in scope (patterns, then proven ones, then quality)."""
-        with self.store.db.read():
-            return self.store.top_memories(self._read_scope(None), limit)
-
     def _read_scope(self, domain: str | None) -> list[str] | None:
         """The domains a read searches: the one asked for; else, scoped to a project, that
         project's memories plus global ones (domain 'global', or none); else every domain."""

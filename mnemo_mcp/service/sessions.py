@@ -1,9 +1,12 @@
 """Sessions: which memories a Claude Code session saw in each turn, and crediting them with the
 outcomes its hooks observe (the user's reaction, test and build results).
 
-A turn starts at each user prompt. Memories injected by the prompt hook or returned by the
-model's own memory_read belong to the turn they were recalled in. Silence is not an outcome:
-nothing here runs without a signal.
+A turn starts at each prompt the user types; Claude Code's own messages (a background task's
+notification, sent with the prompt_id of the turn it belongs to) start none. Memories injected by
+the prompt hook, or returned to the model's own memory_read at or above the injection floor,
+belong to the turn they were recalled in. Silence is not an outcome: nothing here runs without a
+signal, and a command sent to the background is no signal until its task notification says how
+it ended.
 """
 
 from __future__ import annotations
@@ -11,12 +14,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ..core import lifecycle, reactions
 from ..errors import InvalidInput, MnemoError
-from ..models import SessionCredit
+from ..models import SessionCredit, SessionPrompt
 from .base import ServiceBase, iso
 
 SESSION_EVENTS_KEPT = 50_000
 TURN, RECALL, CHECK, OUTCOME, ALIGN = "turn", "recall", "check", "outcome", "alignment"
+BACKGROUND, DIGEST = "background", "digest"
+# SessionStart sources whose context no longer holds an earlier digest.
+FRESH_CONTEXT = ("startup", "clear", "compact")
 
 
 def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -24,6 +31,22 @@ def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]
         if events[i]["kind"] == kind:
             return events[i + 1 :]
     return events
+
+
+def _turn_of(events: list[dict[str, Any]], seq: int) -> list[dict[str, Any]]:
+    """The events of the turn that the event `seq` belongs to."""
+    start = 0
+    for i, e in enumerate(events):
+        if e["seq"] > seq:
+            break
+        if e["kind"] == TURN:
+            start = i + 1
+    out = []
+    for e in events[start:]:
+        if e["kind"] == TURN:
+            break
+        out.append(e)
+    return out
 
 
 class SessionMixin(ServiceBase):
@@ -39,35 +62,70 @@ class SessionMixin(ServiceBase):
             raise InvalidInput("session_id must be the non-empty session_id string from Claude Code's hook input")
         return session_id.strip()
 
+    def _events(self, sid: str) -> list[dict[str, Any]]:
+        with self.store.db.read():
+            return self.store.session_events(sid)
+
     def session_recall(
         self,
         session_id: str,
         memory_ids: list[str],
         *,
+        relevance: dict[str, float] | None = None,
         read_id: str | None = None,
         query_concepts: list[str] | None = None,
         source: str = "hook",
         now: datetime | None = None,
-    ) -> None:
-        """Note that these memories were put in front of the model in the current turn."""
+    ) -> list[str]:
+        """Note that these memories were put in front of the model in the current turn. With
+        `relevance` (a read's own figures), those below the injection floor are left out: a
+        memory the model was shown at relevance 0.005 did not guide the turn and takes no blame.
+        -> the ids noted."""
         sid = self._session_id(session_id)
-        if not memory_ids:
-            return
+        floor = self.settings.inject_min_relevance
+        ids = [m for m in dict.fromkeys(memory_ids) if relevance is None or relevance.get(m, 1.0) >= floor]
+        if not ids:
+            return []
         with self.store.db.write():
             self._session_event(
                 sid,
                 RECALL,
                 iso(now or self.clock()),
-                memory_ids=list(dict.fromkeys(memory_ids)),
+                memory_ids=ids,
                 read_id=read_id,
                 detail={"query_concepts": query_concepts or [], "source": source},
             )
+        return ids
 
-    def session_turn(self, session_id: str, *, now: datetime | None = None) -> None:
+    def session_user_prompt(
+        self, session_id: str, prompt: str, *, prompt_id: str | None = None, now: datetime | None = None
+    ) -> SessionPrompt:
+        """A prompt the user typed: their reaction to the previous turn is credited to what that
+        turn recalled, then a new turn starts. A prompt with the prompt_id of the current turn is
+        not the user speaking (Claude Code's own messages within a turn): nothing happens."""
+        sid = self._session_id(session_id)
+        events = self._events(sid)
+        if prompt_id:
+            turns = [e for e in events if e["kind"] == TURN]
+            if turns and turns[-1]["detail"].get("prompt_id") == prompt_id:
+                return SessionPrompt(new_turn=False)
+        reaction = reactions.classify(prompt)
+        credit = None
+        if reaction.label != reactions.UNKNOWN:
+            outcome = {
+                reactions.WORKED: self.settings.outcome_worked,
+                reactions.FAILED: self.settings.outcome_failed,
+                reactions.PARTIAL: self.settings.outcome_partial,
+            }[reaction.label]
+            credit = self._react(sid, events, reaction.label, outcome, reaction.cue, now)
+        self.session_turn(sid, prompt_id=prompt_id, now=now)
+        return SessionPrompt(new_turn=True, credit=credit)
+
+    def session_turn(self, session_id: str, *, prompt_id: str | None = None, now: datetime | None = None) -> None:
         """A new user prompt: what follows belongs to a new turn."""
         sid = self._session_id(session_id)
         with self.store.db.write():
-            self._session_event(sid, TURN, iso(now or self.clock()))
+            self._session_event(sid, TURN, iso(now or self.clock()), detail={"prompt_id": prompt_id} if prompt_id else {})
 
     def session_react(
         self, session_id: str, label: str, outcome: float, cue: str | None, *, now: datetime | None = None
@@ -76,8 +134,11 @@ class SessionMixin(ServiceBase):
         Call before `session_turn` for the new prompt. No previous turn (the session's first
         prompt) or nothing recalled in it: nothing changes."""
         sid = self._session_id(session_id)
-        with self.store.db.read():
-            events = self.store.session_events(sid)
+        return self._react(sid, self._events(sid), label, outcome, cue, now)
+
+    def _react(
+        self, sid: str, events: list[dict[str, Any]], label: str, outcome: float, cue: str | None, now: datetime | None
+    ) -> SessionCredit:
         if not any(e["kind"] == TURN for e in events):
             return SessionCredit(signal=label, outcome=outcome, memory_ids=[], note="first prompt of the session")
         turn = _since_last(events, TURN)
@@ -85,19 +146,21 @@ class SessionMixin(ServiceBase):
             return SessionCredit(signal=label, outcome=outcome, memory_ids=[], note="turn already scored")
         return self._credit(sid, [e for e in turn if e["kind"] == RECALL], outcome, label, "prompt", cue, now)
 
-    def session_response(self, session_id: str, response: str, *, now: datetime | None = None) -> dict[str, float]:
+    def session_response(
+        self, session_id: str, response: str, *, semantic: bool = False, now: datetime | None = None
+    ) -> dict[str, float]:
         """The assistant's answer for this turn: how closely it followed each memory recalled in
-        the turn (lexical, no model), recorded so the reaction to this turn is credited by it, and
-        the response-only link update (weights only, never valence)."""
+        the turn, recorded so the reaction to this turn is credited by it, and the response-only
+        link update (weights only, never valence). Lexical unless `semantic` (a process with the
+        model loaded: the MCP server answering a hook)."""
         sid = self._session_id(session_id)
-        with self.store.db.read():
-            turn = _since_last(self.store.session_events(sid), TURN)
+        turn = _since_last(self._events(sid), TURN)
         recalls = [e for e in turn if e["kind"] == RECALL]
         ids = list(dict.fromkeys(m for e in recalls for m in e["memory_ids"]))
         if not ids or not (response or "").strip():
             return {}
         try:
-            aligned = self.alignments(ids, response[: self.settings.max_response_chars])
+            aligned = self._align(ids, response[: self.settings.max_response_chars], semantic=semantic)
         except MnemoError:  # every recalled memory was deleted meanwhile
             return {}
         for e in recalls:
@@ -110,18 +173,19 @@ class SessionMixin(ServiceBase):
         return aligned
 
     def session_check(
-        self, session_id: str, status: str, command: str, *, now: datetime | None = None
+        self, session_id: str, status: str, command: str, *, started_seq: int | None = None, now: datetime | None = None
     ) -> SessionCredit | None:
-        """A test/build/lint result. A failure counts against the memories recalled in this turn
-        (once per turn); a pass after a failure counts for those recalled since the failure."""
+        """A test/build/lint result. A failure counts against the memories recalled in the turn
+        the check ran in (once per turn); a pass after a failure counts for those recalled since
+        the failure. `started_seq`: the check was started by that event (a background run) and
+        belongs to its turn, however late its result comes."""
         sid = self._session_id(session_id)
         s = self.settings
-        with self.store.db.read():
-            events = self.store.session_events(sid)
+        events = self._events(sid)
         stamp = iso(now or self.clock())
         credit: SessionCredit | None = None
         if status == "fail":
-            turn = _since_last(events, TURN)
+            turn = _since_last(events, TURN) if started_seq is None else _turn_of(events, started_seq)
             already = {m for e in turn if e["kind"] == OUTCOME and e["detail"].get("source") == "check" for m in e["memory_ids"]}
             recalls = [e for e in turn if e["kind"] == RECALL]
             credit = self._credit(sid, recalls, s.check_fail_outcome, "check failed", "check", command, now, skip=already)
@@ -133,9 +197,71 @@ class SessionMixin(ServiceBase):
             if open_failure is not None:
                 recalls = [e for e in events if e["kind"] == RECALL and e["seq"] > open_failure]
                 credit = self._credit(sid, recalls, s.check_pass_outcome, "check passed after a failure", "check", command, now)
+        detail = {"status": status, "command": command[:300]}
+        if started_seq is not None:
+            detail["background"] = started_seq
         with self.store.db.write():
-            self._session_event(sid, CHECK, stamp, detail={"status": status, "command": command[:300]})
+            self._session_event(sid, CHECK, stamp, detail=detail)
         return credit
+
+    def session_background(
+        self, session_id: str, command: str, *, task_id: str | None, tool_use_id: str | None, now: datetime | None = None
+    ) -> None:
+        """A check went to the background: no result yet (its PostToolUse came at once, with
+        empty output); the task notification will tell."""
+        sid = self._session_id(session_id)
+        with self.store.db.write():
+            self._session_event(
+                sid,
+                BACKGROUND,
+                iso(now or self.clock()),
+                detail={"task_id": task_id, "tool_use_id": tool_use_id, "command": command[:300]},
+            )
+
+    def session_task_done(
+        self,
+        session_id: str,
+        *,
+        task_id: str | None,
+        tool_use_id: str | None,
+        outcome: str | None,
+        now: datetime | None = None,
+    ) -> SessionCredit | None:
+        """A background task ended (Claude Code's task notification). When it is a check this
+        session sent to the background, its exit status is the check's result, in the turn it was
+        started in; a task that was stopped, or is not one of ours, says nothing."""
+        sid = self._session_id(session_id)
+        events = self._events(sid)
+        started = next(
+            (
+                e
+                for e in reversed(events)
+                if e["kind"] == BACKGROUND
+                and ((task_id and e["detail"].get("task_id") == task_id) or (tool_use_id and e["detail"].get("tool_use_id") == tool_use_id))
+            ),
+            None,
+        )
+        if started is None or outcome not in ("pass", "fail"):
+            return None
+        if any(e["kind"] == CHECK and e["detail"].get("background") == started["seq"] for e in events):
+            return None  # this task's result was taken already
+        return self.session_check(sid, outcome, started["detail"]["command"], started_seq=started["seq"], now=now)
+
+    def session_start(self, session_id: str, source: str | None, limit: int, *, now: datetime | None = None) -> list[dict] | None:
+        """What a session should start with: the most useful memories in scope (possibly none),
+        or None when its context still holds the digest given earlier (a resumed session)."""
+        sid = self._session_id(session_id)
+        fresh = (source or "startup") in FRESH_CONTEXT
+        if not fresh and any(e["kind"] == DIGEST for e in self._events(sid)):
+            return None
+        with self.store.db.read():
+            top = self.store.top_memories(self._read_scope(None), limit) if limit > 0 else []
+        useful = [m for m in top if lifecycle.worth_a_digest(m["tier"], m["quality"], m["valence"])]
+        with self.store.db.write():
+            self._session_event(
+                sid, DIGEST, iso(now or self.clock()), memory_ids=[m["id"] for m in useful], detail={"source": source}
+            )
+        return useful
 
     def _turn_alignment(self, sid: str, recalls: list[dict[str, Any]]) -> dict[str, float]:
         """The alignments the Stop hook recorded for the turn these recalls belong to."""

@@ -1,0 +1,316 @@
+"""The local channel between hook processes and the MCP servers of one database.
+
+A hook is a fresh process per event and cannot wait a second for the embedding model; the MCP
+server has it loaded. Each server process listens on its own Unix socket, `<pid>.sock`, in a
+0700 directory beside the database (`memory.db-sock/`; under the runtime directory, keyed by a
+hash of the database path, when that path is too long for a socket address). A hook finds the
+servers of its database through that directory and asks one to handle the event.
+
+The exchange is three newline-delimited JSON messages, so that an event is handled exactly once:
+    hook -> server   {"v": 1, "event": ..., "payload": ..., "env": {MNEMO_* of the hook}}
+    server -> hook   {"ready": true} (or {"ready": false, "why": ...}: try another, or fall back)
+    hook -> server   {"go": true}    (only now does the server change anything)
+    server -> hook   {"ok": true, "output": "..." | null} or {"ok": false, "error": "..."}
+A hook that got no "ready" within its budget closes the connection without "go" and handles the
+event itself (keyword recall); a server that sees no "go" drops the request. After "go" the hook
+waits for the result and never falls back, so nothing is counted twice.
+
+Only the standard library: the hook entry point imports this.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import stat
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+PROTOCOL = 1
+SOCKET_SUFFIX = "-sock"
+DEFAULT_CONNECT_MS = 300  # to find a ready server; after that the hook answers by itself
+RESULT_TIMEOUT_S = 8.0  # once committed; Claude Code's hook timeout (10 s) is the outer bound
+MAX_MESSAGE = 16 << 20  # a Stop payload carries the whole answer
+GO_TIMEOUT_S = 2.0
+_MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+
+Prepare = Callable[[dict[str, Any]], "Callable[[], dict[str, Any]] | str"]
+
+
+def _log(level: str, message: str, *args: Any) -> None:
+    import logging  # only the server logs: a hook process never pays for the import
+
+    getattr(logging.getLogger(__name__), level)(message, *args)
+
+
+def socket_dir(db: str | os.PathLike[str]) -> str:
+    """Where the sockets of the servers of `db` live."""
+    real = os.path.realpath(os.fspath(db))
+    beside = real + SOCKET_SUFFIX
+    if len(os.fsencode(os.path.join(beside, ".4194304.0123abcd.tmp"))) <= _MAX_SOCKET_PATH:
+        return beside
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:20]
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(base, f"mnemo-mcp-{os.getuid()}", digest)
+
+
+def _private(path: str, create: bool) -> bool:
+    """True when `path` is a directory only this user can enter (made so when `create`)."""
+    if create:
+        parent = os.path.dirname(path)
+        if os.path.basename(parent).startswith("mnemo-mcp-"):  # the runtime-dir fallback
+            os.makedirs(parent, mode=0o700, exist_ok=True)
+            if not _private(parent, create=False):
+                return False
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path, mode=0o700)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return False
+    if st.st_mode & 0o077:
+        if not create:
+            return False
+        os.chmod(path, 0o700)
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process reuses the number: not ours, but alive
+        return True
+    return True
+
+
+def _sockets(folder: str) -> list[str]:
+    """The servers' sockets, newest first."""
+    try:
+        entries = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".sock")]
+    except OSError:
+        return []
+    stamped = []
+    for p in entries:
+        with contextlib.suppress(OSError):
+            stamped.append((os.lstat(p).st_mtime, p))
+    return [p for _, p in sorted(stamped, reverse=True)]
+
+
+def _peer_is_us(conn: socket.socket) -> bool:
+    """The other end runs as this user (Linux; elsewhere the 0700 directory is the guard)."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return True
+    try:
+        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i")))
+    except OSError:
+        return False
+    return uid == os.getuid()
+
+
+class _Lines:
+    """Newline-delimited JSON over a socket, with a deadline per message."""
+
+    def __init__(self, conn: socket.socket):
+        self.conn = conn
+        self.buf = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.conn.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    def recv(self, timeout: float) -> dict[str, Any] | None:
+        """The next message, or None on timeout, a closed connection or garbage."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or len(self.buf) > MAX_MESSAGE:
+                return None
+            self.conn.settimeout(left)
+            try:
+                chunk = self.conn.recv(1 << 16)
+            except (TimeoutError, OSError):
+                return None
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
+
+
+# --- the hook's side ---------------------------------------------------------------------
+
+
+def ask(
+    db: str | os.PathLike[str], request: dict[str, Any], *, budget_s: float, result_timeout_s: float = RESULT_TIMEOUT_S
+) -> dict[str, Any] | None:
+    """Have a server of `db` handle `request`. -> its result ({"ok": ...}), or None when no
+    server was ready within `budget_s` (then nothing was done and the caller handles it)."""
+    folder = socket_dir(db)
+    deadline = time.monotonic() + budget_s
+    if not _private(folder, create=False):
+        return None
+    for path in _sockets(folder):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.settimeout(left)
+            try:
+                conn.connect(path)
+            except (ConnectionRefusedError, FileNotFoundError):
+                _drop_stale(path)
+                continue
+            except OSError:
+                continue
+            if not _peer_is_us(conn):
+                continue
+            lines = _Lines(conn)
+            lines.send({"v": PROTOCOL, **request})
+            answer = lines.recv(deadline - time.monotonic())
+            if not answer or answer.get("ready") is not True:
+                continue  # busy, warming up, or another model: try the next server
+            lines.send({"go": True})
+            result = lines.recv(result_timeout_s)
+            return result if result is not None else {"ok": False, "error": "the server took the event but gave no result"}
+        except OSError:
+            continue
+        finally:
+            conn.close()
+    return None
+
+
+def _drop_stale(path: str) -> None:
+    """Nobody listens on this socket: its server is gone (killed, crashed)."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+# --- the server's side -------------------------------------------------------------------
+
+
+class Listener:
+    """One server process's socket, answering hook events with `prepare`, which returns the
+    reason it cannot take a request (a string) or the function that handles it."""
+
+    def __init__(self, db: str | os.PathLike[str], prepare: Prepare):
+        import threading
+
+        self.folder = socket_dir(db)
+        self.path = os.path.join(self.folder, f"{os.getpid()}.sock")
+        self._prepare = prepare
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def start(self) -> bool:
+        """Listen; False (logged) when the directory is not private or binding fails."""
+        try:
+            if not _private(self.folder, create=True):
+                _log("warning", "hook socket directory %s is not private to this user: hooks recall by keywords", self.folder)
+                return False
+            self._clean_stale()
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            # Bound under a temporary name and renamed when listening: a hook that finds the
+            # socket can always connect (a refused connection means a dead server, see ask()).
+            tmp = os.path.join(self.folder, f".{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            old_umask = os.umask(0o177)
+            try:
+                sock.bind(tmp)
+            finally:
+                os.umask(old_umask)
+            os.chmod(tmp, 0o600)
+            sock.listen(16)
+            sock.settimeout(0.5)
+            os.replace(tmp, self.path)
+        except OSError as err:
+            _log("warning", "cannot listen for hooks at %s: %s; hooks recall by keywords", self.folder, err)
+            return False
+        import threading
+
+        self._sock = sock
+        self._thread = threading.Thread(target=self._serve, name="mnemo-hooks", daemon=True)
+        self._thread.start()
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+
+    def _clean_stale(self) -> None:
+        for name in os.listdir(self.folder):
+            if name.endswith(".sock"):
+                pid = name[:-5]
+            elif name.endswith(".tmp") and name.startswith("."):
+                pid = name[1:].split(".", 1)[0]
+            else:
+                continue
+            if pid.isdigit() and not _pid_alive(int(pid)):
+                _drop_stale(os.path.join(self.folder, name))
+
+    def _serve(self) -> None:
+        import threading
+
+        assert self._sock is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stop.is_set():
+                    return
+                time.sleep(0.05)
+                continue
+            threading.Thread(target=self._one, args=(conn,), name="mnemo-hook", daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        try:
+            if not _peer_is_us(conn):
+                return
+            lines = _Lines(conn)
+            request = lines.recv(GO_TIMEOUT_S)
+            if request is None:
+                return
+            if request.get("v") != PROTOCOL:
+                lines.send({"ready": False, "why": f"protocol {request.get('v')!r}, this server speaks {PROTOCOL}"})
+                return
+            try:
+                handler = self._prepare(request)
+            except Exception as err:  # a bad request never takes the listener down
+                handler = f"cannot take this event: {err}"
+            if isinstance(handler, str):
+                lines.send({"ready": False, "why": handler})
+                return
+            lines.send({"ready": True})
+            go = lines.recv(GO_TIMEOUT_S)
+            if not go or go.get("go") is not True:
+                return  # the hook gave up waiting and handles the event itself
+            try:
+                result = handler()
+            except Exception as err:
+                _log("warning", "hook event failed in the server: %r", err)
+                result = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+            lines.send(result)
+        except OSError:
+            pass
+        finally:
+            conn.close()

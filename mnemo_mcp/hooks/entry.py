@@ -1,0 +1,136 @@
+"""`mnemo-mcp hook EVENT`: the process Claude Code starts for each hook event.
+
+It imports only the standard library until it knows there is work: most tool events are not
+checks and end here in a few milliseconds. Then it asks an MCP server of the same database to
+handle the event (the server has the embedding model loaded, so the prompt is matched by
+meaning); when none is ready within MNEMO_HOOK_CONNECT_MS it handles the event itself, matching
+by keywords. A hook never breaks the session: any error goes to MNEMO_HOOK_LOG and the hook
+exits 0 with no output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from .. import paths
+from . import channel, events
+
+_OFF = ("0", "false", "no", "off")
+
+
+class ServerFailed(RuntimeError):
+    """The server took the event and failed on it (its error is in the hook log)."""
+
+
+def _extra_checks(env: dict[str, str]) -> tuple[str, ...] | None:
+    raw = env.get("MNEMO_EXTRA_CHECK_COMMANDS")
+    if not raw:
+        return ()
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return tuple(value) if isinstance(value, list) and all(isinstance(p, str) for p in value) else None
+
+
+def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> bool:
+    """False for events that change nothing, decided without the database: a Bash command that
+    is not a check, a tool that is neither Bash nor memory_read, a read that returned nothing."""
+    if event not in ("PostToolUse", "PostToolUseFailure"):
+        return True
+    tool = payload.get("tool_name") or ""
+    if tool == "Bash":
+        from ..core import checks
+
+        extra = _extra_checks(env)
+        if extra is None:
+            return True  # a malformed setting: let the full path report it
+        command = (payload.get("tool_input") or {}).get("command") or ""
+        return checks.check_kind(command, (*checks.DEFAULT_CHECKS, *extra)) is not None
+    if event == "PostToolUse" and tool.startswith("mcp__") and tool.endswith("__memory_read"):
+        result = events.read_result(payload.get("tool_response"))
+        return bool(result and result.get("items"))
+    return False
+
+
+def _cwd(payload: dict[str, Any]) -> str:
+    return payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+
+
+def _via_server(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[bool, str | None]:
+    if env.get("MNEMO_HOOK_SERVER", "").strip().lower() in _OFF:
+        return False, None
+    try:
+        budget = int(env.get("MNEMO_HOOK_CONNECT_MS", channel.DEFAULT_CONNECT_MS)) / 1000
+    except ValueError:
+        budget = channel.DEFAULT_CONNECT_MS / 1000
+    request = {"event": event, "payload": payload, "env": env, "cwd": _cwd(payload)}
+    result = channel.ask(paths.db_path(env), request, budget_s=budget)
+    if result is None:
+        return False, None
+    if not result.get("ok"):
+        raise ServerFailed(str(result.get("error") or "unknown error"))
+    output = result.get("output")
+    return True, output if isinstance(output, str) else None
+
+
+def _by_itself(event: str, payload: dict[str, Any]) -> str | None:
+    """The event handled in this process, by keywords (no model)."""
+    import logging
+
+    from ..config import Settings
+    from ..project import scoped
+    from ..service import MemoryService
+    from .handlers import run
+
+    logging.getLogger("mnemo_mcp").setLevel(logging.ERROR)  # stderr is Claude Code's to show
+    settings = scoped(Settings(), _cwd(payload))
+    svc = MemoryService(settings)
+    try:
+        return run(event, payload, settings, svc, semantic=False)
+    finally:
+        svc.close()
+
+
+def handle(event: str, raw: str, env: dict[str, str] | None = None) -> str | None:
+    """One event from its raw stdin; returns what to print (None: nothing)."""
+    env = paths.mnemo_env() if env is None else env
+    if event not in events.EVENTS:
+        raise ValueError(f"unknown hook event {event!r}; known: {', '.join(events.EVENTS)}")
+    payload = json.loads(raw) if raw.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError("hook input must be a JSON object")
+    if not worth_handling(event, payload, env):
+        return None
+    handled, output = _via_server(event, payload, env)
+    return output if handled else _by_itself(event, payload)
+
+
+def _log_failure(env: dict[str, str], event: str) -> None:
+    import traceback
+    from datetime import datetime, timezone
+
+    try:
+        path = paths.hook_log_path(env)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            f.write(f"{stamp} {event}: {traceback.format_exc()}\n")
+    except Exception:  # nowhere to log: stay silent rather than break the session
+        pass
+
+
+def main(event: str) -> int:
+    """Always exits 0; prints only a valid hook output."""
+    env = paths.mnemo_env()
+    try:
+        out = handle(event, sys.stdin.read(), env)
+    except BaseException:  # noqa: BLE001 - a hook must never break the user's session
+        _log_failure(env, event)
+        return 0
+    if out:
+        sys.stdout.write(out + "\n")
+    return 0

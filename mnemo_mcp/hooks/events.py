@@ -1,0 +1,132 @@
+"""What Claude Code's hook inputs say, read from the shapes the real CLI sends
+(`../shared/claude-code/hook-payloads.json`): background commands and their task
+notifications, memory_read results, the turn's final answer. Standard library only."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, NamedTuple
+
+EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
+RESPONSE_CHARS = 20_000  # of the answer compared with the recalled memories
+_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
+_FIELD = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
+_EXIT_CODE = re.compile(r"\bexit(?:ed with)? code (-?\d+)", re.I)
+
+
+class TaskNotification(NamedTuple):
+    """Claude Code telling the model that a background task ended: not the user speaking."""
+
+    task_id: str | None
+    tool_use_id: str | None
+    status: str
+    exit_code: int | None
+    output_file: str | None
+    summary: str
+
+    @property
+    def outcome(self) -> str | None:
+        """"pass" / "fail" for a command that ran to its end; None when it was stopped."""
+        if self.exit_code is not None:
+            return "pass" if self.exit_code == 0 else "fail"
+        return {"completed": "pass", "failed": "fail"}.get(self.status)
+
+
+def task_notifications(prompt: str) -> tuple[list[TaskNotification], str]:
+    """The task notifications in a UserPromptSubmit prompt, and whatever text is left."""
+    if "<task-notification>" not in prompt:
+        return [], prompt
+    found = []
+    for block in _NOTIFICATION.findall(prompt):
+        fields = {k: v.strip() for k, v in _FIELD.findall(block)}
+        summary = fields.get("summary", "")
+        code = _EXIT_CODE.search(summary)
+        found.append(
+            TaskNotification(
+                task_id=fields.get("task-id") or None,
+                tool_use_id=fields.get("tool-use-id") or None,
+                status=fields.get("status", "").lower(),
+                exit_code=int(code.group(1)) if code else None,
+                output_file=fields.get("output-file") or None,
+                summary=summary,
+            )
+        )
+    return found, _NOTIFICATION.sub("", prompt).strip()
+
+
+def background_task(payload: dict[str, Any]) -> str | None:
+    """The task id of a Bash call that went to the background (asked to, timed out into it, or
+    sent there by the user): its PostToolUse fires at once and says nothing of its result.
+    "" when backgrounded without an id; None when the command ran in the foreground."""
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    response = payload.get("tool_response") if isinstance(payload.get("tool_response"), dict) else {}
+    task = response.get("backgroundTaskId")
+    if isinstance(task, str) and task:
+        return task
+    if tool_input.get("run_in_background") is True or response.get("backgroundedByUser") or response.get("timedOutAfterMs"):
+        return ""
+    return None
+
+
+def read_result(response: Any) -> dict[str, Any] | None:
+    """The memory_read result inside a tool response, whatever the wrapping (structured
+    content, a text block holding JSON, a JSON string)."""
+    if isinstance(response, str):
+        try:
+            return read_result(json.loads(response))
+        except ValueError:
+            return None
+    if isinstance(response, dict):
+        if isinstance(response.get("read_id"), str) and isinstance(response.get("items"), list):
+            return response
+        for key in ("structuredContent", "structured_content", "result", "content", "text"):
+            found = read_result(response.get(key)) if key in response else None
+            if found:
+                return found
+    if isinstance(response, list):
+        for part in response:
+            found = read_result(part)
+            if found:
+                return found
+    return None
+
+
+def recalled_items(result: dict[str, Any]) -> list[tuple[str, float | None]]:
+    """(id, relevance) of each memory a memory_read returned."""
+    out = []
+    for item in result.get("items") or []:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            rel = item.get("relevance")
+            out.append((item["id"], float(rel) if isinstance(rel, (int, float)) and not isinstance(rel, bool) else None))
+    return out
+
+
+def last_answer(payload: dict[str, Any]) -> str:
+    """The assistant's final answer of the turn: from the event when Claude Code includes it,
+    else the text blocks of the assistant messages after the last user prompt in the transcript."""
+    direct = payload.get("last_assistant_message")
+    if isinstance(direct, str) and direct.strip():
+        return direct
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return ""
+    texts: list[str] = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if entry.get("type") == "user" and (
+                isinstance(content, str) or any(isinstance(c, dict) and c.get("type") == "text" for c in (content or []))
+            ):
+                texts = []  # a new prompt: the answer starts after it
+            elif entry.get("type") == "assistant" and isinstance(content, list):
+                texts += [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+    return "\n".join(t for t in texts if t)[-RESPONSE_CHARS:]

@@ -1,0 +1,162 @@
+"""What each Claude Code hook event does, given a service to do it with.
+
+- UserPromptSubmit: a prompt the user typed scores the previous turn from their reaction (worked
+  / failed / partial; unknown changes nothing), starts a new turn, and injects memories relevant
+  to it (under a token budget, nothing below the relevance floor). A background task's
+  notification is Claude Code speaking, not the user: its exit status is the result of the check
+  that went to the background, and nothing else happens.
+- PostToolUse / PostToolUseFailure: a test, build, type-check or lint command's result credits
+  or blames what was recalled; a command sent to the background is no result yet; a
+  `memory_read` by the model notes what it returned at or above the floor as recalled.
+- SessionStart: one line saying mnemo is there and how to call it, and the project's most useful
+  memories; nothing again on a resume whose context still holds them.
+- Stop: how closely the assistant's answer followed each memory recalled in the turn, so the
+  reaction to the turn is credited by it; concept links move with it.
+
+`semantic` says whether the service has the embedding model at hand (the MCP server answering
+through the socket) or not (a hook process on its own, which recalls by keywords: loading the
+model would take a second).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from ..config import Settings
+from ..core import checks
+from . import events
+
+QUERY_CHARS = 1000  # of a prompt used as the query: the ask is at the start, pasted logs follow
+ITEM_CHARS = 400
+MEMORY_READ = re.compile(r"^mcp__.+__memory_read$")
+INTRO = (
+    "mnemo (long-term memory that learns from outcomes) is connected as MCP server \"mnemo\": "
+    "recall past fixes, decisions and lessons with memory_read, remember new ones with memory_write, "
+    "report what helped with memory_feedback (if its tools are deferred, find them with ToolSearch \"memory\")."
+)
+
+
+def tokens(text: str) -> int:
+    """A cheap token estimate (about four characters per token for English and code)."""
+    return math.ceil(len(text) / 4)
+
+
+def digest(header: str, items: list[tuple[str, str, str]], budget: int) -> str | None:
+    """`header` and one line per (id, label, content) while the budget lasts; None if empty."""
+    lines = [header]
+    used = tokens(header)
+    for mid, label, content in items:
+        flat = " ".join(content.split())
+        if len(flat) > ITEM_CHARS:
+            flat = flat[: ITEM_CHARS - 1] + "…"
+        line = f"- [{mid[:12]}] ({label}) {flat}"
+        cost = tokens(line) + 1
+        if used + cost > budget:
+            room = (budget - used - 1) * 4 - len(line) + len(flat)
+            if room < 80:  # a stub of a memory helps nobody
+                break
+            line = line[: len(line) - len(flat)] + flat[: room - 1] + "…"
+            cost = tokens(line) + 1
+        lines.append(line)
+        used += cost
+    return "\n".join(lines) if len(lines) > 1 else None
+
+
+def context(event: str, text: str | None) -> str | None:
+    if not text:
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
+
+
+def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) -> str | None:
+    sid, prompt = payload["session_id"], payload.get("prompt") or ""
+    notifications, _ = events.task_notifications(prompt)
+    if notifications:
+        for n in notifications:
+            svc.session_task_done(sid, task_id=n.task_id, tool_use_id=n.tool_use_id, outcome=n.outcome)
+        return None
+    prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
+    if not svc.session_user_prompt(sid, prompt, prompt_id=prompt_id).new_turn:
+        return None
+    query = prompt[:QUERY_CHARS]
+    if settings.inject_tokens <= 0 or not query.strip():
+        return None
+    floor = settings.inject_min_relevance if semantic else settings.inject_min_relevance_keyword
+    r = svc.read(query, top_k=settings.inject_top_k, min_relevance=floor, keyword_only=not semantic)
+    if not r.items:
+        return None
+    svc.session_recall(sid, [it.id for it in r.items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject")
+    header = f"mnemo memories for this prompt (memory_feedback read_id {r.read_id}):"
+    items = [(it.id, f"{it.tier}, valence {it.valence:+.2f}", it.content) for it in r.items]
+    return context("UserPromptSubmit", digest(header, items, settings.inject_tokens))
+
+
+def is_check(settings: Settings, payload: dict[str, Any]) -> str | None:
+    """The check a Bash call ran (see core.checks), or None."""
+    command = (payload.get("tool_input") or {}).get("command") or ""
+    return checks.check_kind(command, (*checks.DEFAULT_CHECKS, *settings.extra_check_commands))
+
+
+def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> None:
+    tool = payload.get("tool_name") or ""
+    sid = payload["session_id"]
+    if tool == "Bash":
+        kind = is_check(settings, payload)
+        if kind is None:
+            return
+        task = None if failed else events.background_task(payload)
+        if task is not None:
+            svc.session_background(sid, kind, task_id=task or None, tool_use_id=payload.get("tool_use_id"))
+            return
+        status = checks.outcome_of(payload.get("tool_response") if not failed else payload, failed)
+        if status is not None:
+            svc.session_check(sid, status, kind)
+    elif MEMORY_READ.match(tool) and not failed:
+        result = events.read_result(payload.get("tool_response"))
+        items = events.recalled_items(result) if result else []
+        if not items:
+            return
+        svc.session_recall(
+            sid,
+            [mid for mid, _ in items],
+            relevance={mid: rel for mid, rel in items if rel is not None},
+            read_id=result["read_id"],
+            query_concepts=result.get("query_concepts"),
+            source="memory_read",
+        )
+
+
+def on_session_start(settings: Settings, svc, payload: dict[str, Any]) -> str | None:
+    if settings.session_start_tokens <= 0:
+        return None
+    useful = svc.session_start(payload["session_id"], payload.get("source"), settings.session_start_items)
+    if useful is None:
+        return None
+    items = [(m["id"], f"{m['tier']}, valence {m['valence']:+.2f}", m["content"]) for m in useful]
+    header = "This project's most useful memories (search more with memory_read):"
+    shown = digest(header, items, max(settings.session_start_tokens - tokens(INTRO), 0))
+    return context("SessionStart", INTRO + ("\n" + shown if shown else ""))
+
+
+def on_stop(settings: Settings, svc, payload: dict[str, Any], semantic: bool) -> None:
+    answer = events.last_answer(payload)
+    if answer.strip():
+        svc.session_response(payload["session_id"], answer, semantic=semantic)
+
+
+def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semantic: bool) -> str | None:
+    """Handle one event with `svc`; returns what the hook prints on stdout (None: nothing)."""
+    if event == "UserPromptSubmit":
+        return on_prompt(settings, svc, payload, semantic)
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        on_tool(settings, svc, payload, failed=event == "PostToolUseFailure")
+        return None
+    if event == "SessionStart":
+        return on_session_start(settings, svc, payload)
+    if event == "Stop":
+        on_stop(settings, svc, payload, semantic)
+        return None
+    raise ValueError(f"unknown hook event {event!r}; known: {', '.join(events.EVENTS)}")

@@ -1,0 +1,83 @@
+"""The MCP server's side of the hook channel: it handles a hook's event with the hook's own
+settings (its MNEMO_* environment, its working directory) and the model the server has loaded,
+so a prompt is matched by meaning, exactly as `memory_read` would rank it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..config import Settings
+from ..embedding import Embedder
+from ..project import scoped
+from ..service import MemoryService
+from . import channel, events, handlers
+
+log = logging.getLogger(__name__)
+
+SERVICES_KEPT = 4  # distinct hook settings served at once (normally one)
+
+
+class HookHost:
+    def __init__(self, settings: Settings, embedder: Embedder, ready: Callable[[], bool]):
+        self.settings = settings
+        self._embedder = embedder
+        self._ready = ready
+        self._services: OrderedDict[str, tuple[MemoryService, threading.Lock]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._db = os.path.realpath(settings.db)
+
+    def listener(self) -> channel.Listener:
+        return channel.Listener(self.settings.db, self.prepare)
+
+    def prepare(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str:
+        """The handler for a request, or why this server cannot take it (the hook then asks
+        another server or handles the event itself)."""
+        event, payload, env, cwd = (request.get(k) for k in ("event", "payload", "env", "cwd"))
+        if event not in events.EVENTS or not isinstance(payload, dict) or not isinstance(env, dict):
+            return "malformed request"
+        if not self._ready():
+            return "the embedding model is still loading"
+        try:
+            settings = Settings.from_env({str(k): str(v) for k, v in env.items()})
+        except ValidationError as err:
+            return f"the hook's MNEMO_ settings are invalid: {err.errors()[0].get('msg', err)}"
+        if os.path.realpath(settings.db) != self._db:
+            return "another database"
+        if settings.embed_model != self.settings.embed_model:
+            return "another embedding model"
+        settings = scoped(settings, cwd if isinstance(cwd, str) and cwd else None)
+        svc, lock = self._service(settings)
+
+        def handle() -> dict[str, Any]:
+            with lock:  # one event at a time per connection: apsw is not for two threads at once
+                return {"ok": True, "output": handlers.run(event, payload, settings, svc, semantic=True)}
+
+        return handle
+
+    def _service(self, settings: Settings) -> tuple[MemoryService, threading.Lock]:
+        key = settings.model_dump_json()
+        with self._lock:
+            if key in self._services:
+                self._services.move_to_end(key)
+                return self._services[key]
+            entry = (MemoryService(settings, self._embedder), threading.Lock())
+            self._services[key] = entry
+            while len(self._services) > SERVICES_KEPT:
+                _, (old, old_lock) = self._services.popitem(last=False)
+                with old_lock:
+                    old.close()
+            return entry
+
+    def close(self) -> None:
+        with self._lock:
+            for svc, lock in self._services.values():
+                with lock:
+                    svc.close()
+            self._services.clear()

@@ -1,0 +1,54 @@
+"""Where mnemo keeps its files, computed with the standard library only.
+
+The settings object (pydantic, ~100 ms to import) and the hook entry point (which must start in
+a few milliseconds) both need the same answers, so they live here. Plain strings and os.path:
+even pathlib costs a hook 4 ms.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+ENV_PREFIX = "MNEMO_"
+
+
+def data_dir() -> str:
+    """The per-user data directory (XDG on Linux, the platform's usual place elsewhere)."""
+    home = os.path.expanduser("~")
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+    elif os.uname().sysname == "Darwin":
+        base = os.path.join(home, "Library", "Application Support")
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    return os.path.join(base, "mnemo-mcp")
+
+
+def cache_dir() -> str:
+    if os.name != "nt" and os.uname().sysname != "Darwin":
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(base, "mnemo-mcp")
+    return os.path.join(data_dir(), "cache")
+
+
+def expand(path: str | os.PathLike[str]) -> str:
+    """`$VARS` and `~` expanded, as the settings do for every path."""
+    return os.path.expanduser(os.path.expandvars(os.fspath(path)))
+
+
+def mnemo_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The MNEMO_* variables of an environment (names upper-cased: settings ignore case)."""
+    env = os.environ if environ is None else environ
+    return {k.upper(): v for k, v in env.items() if k.upper().startswith(ENV_PREFIX)}
+
+
+def db_path(env: Mapping[str, str]) -> str:
+    """The database file a process with these MNEMO_* variables uses (Settings.db)."""
+    value = env.get("MNEMO_DB")
+    return expand(value) if value else os.path.join(data_dir(), "memory.db")
+
+
+def hook_log_path(env: Mapping[str, str]) -> str:
+    value = env.get("MNEMO_HOOK_LOG")
+    return expand(value) if value else os.path.join(data_dir(), "hooks.log")
