@@ -159,3 +159,22 @@ def test_project_install_names_the_command_so_a_teammates_checkout_finds_it_on_p
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert main(["install", "claude", "--scope", "project"]) == 0
     assert "not on PATH" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(db):
+    from mnemo_mcp.config import Settings
+    from mnemo_mcp.embedding import HashEmbedder
+    from mnemo_mcp.service import MemoryService
+
+    svc = MemoryService(Settings(db=db), HashEmbedder())
+    svc.write_many([{"content": f"note {i}: " + "padding words " * 30, "allow_duplicate": True} for i in range(400)])
+    svc.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mnemo_mcp", "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "MNEMO_DB": str(db), "MNEMO_EMBED_MODEL": "mnemo-hash-64"},
+    )
+    assert proc.stdout.read(10)  # `mnemo-mcp export | head -c 10`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err

@@ -272,3 +272,97 @@ def test_stop_hook_without_an_answer_or_recall_changes_nothing(env, project, sto
     out = hook(env, "Stop", stop)
     assert out.returncode == 0 and out.stdout == "" and store.stats().associations == store.stats().associations
     assert not Path(env["MNEMO_HOOK_LOG"]).exists()
+
+
+# --- the shapes the real CLI sends (Claude Code 2.1.332, tests/fixtures) -------------------------
+
+PAYLOADS = json.loads((Path(__file__).parent / "fixtures" / "claude_code_2.1.332_hook_payloads.json").read_text())
+ASK = "how do webhook retries use backoff and the dead letter queue?"
+
+
+def real(name: str, project: Path, **changes) -> dict:
+    payload = json.loads(json.dumps(PAYLOADS[name]))
+    payload["cwd"] = str(project)
+    payload.update(changes)
+    return payload
+
+
+def test_a_background_test_run_is_no_result_until_its_task_notification_says_it_failed(env, project, store):
+    first = real("UserPromptSubmit", project, prompt=ASK)
+    assert store.ids["webhook"][:12] in context_of(hook(env, "UserPromptSubmit", first))
+    assert hook(env, "PostToolUse", real("PostToolUse-Bash-background", project)).returncode == 0
+    assert feedback_events(store) == 0  # it ran in the background: PostToolUse said nothing of its exit code
+    note = real("UserPromptSubmit-task-notification", project)
+    out = hook(env, "UserPromptSubmit", note)
+    assert out.returncode == 0 and out.stdout == ""  # Claude Code speaking: no injection, no reaction
+    blamed = valence(store, store.ids["webhook"])
+    assert blamed == pytest.approx(store.settings.learning_rate * store.settings.check_fail_outcome, abs=1e-6)
+    assert hook(env, "UserPromptSubmit", note).returncode == 0
+    assert valence(store, store.ids["webhook"]) == blamed  # the same task's result counts once
+
+
+def test_a_task_notification_starts_no_turn_so_the_users_next_reaction_credits_this_turns_recall(env, project, store):
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt=ASK))
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit-task-notification", project))  # not one of our checks
+    assert feedback_events(store) == 0
+    reaction = real("UserPromptSubmit", project, prompt="still failing, same error", prompt_id="next-turn")
+    hook(env, "UserPromptSubmit", reaction)
+    assert valence(store, store.ids["webhook"]) == pytest.approx(store.settings.learning_rate * store.settings.outcome_failed)
+
+
+def test_a_notification_of_a_stopped_task_says_nothing(env, project, store):
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt=ASK))
+    hook(env, "PostToolUse", real("PostToolUse-Bash-background", project))
+    killed = PAYLOADS["UserPromptSubmit-task-notification"]["prompt"].replace("<status>failed</status>", "<status>killed</status>")
+    killed = killed.replace(" failed with exit code 2", " was stopped")
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit-task-notification", project, prompt=killed))
+    assert feedback_events(store) == 0
+
+
+def test_a_timed_out_command_sent_to_the_background_is_no_pass(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, ASK))
+    hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
+    blamed = valence(store, store.ids["webhook"])
+    auto = bash(project, "pytest -q", backgroundTaskId="b77", timedOutAfterMs=120000)
+    hook(env, "PostToolUse", auto)
+    assert valence(store, store.ids["webhook"]) == blamed  # a pass after the failure would have credited
+
+
+def test_memories_a_models_memory_read_returned_below_the_floor_take_no_blame(env, project, store):
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="add a --verbose flag to the cli"))
+    others = [store.read(text, top_k=1, record=False).items[0].id for text in FILLER[:2]]
+    result = json.loads(PAYLOADS["PostToolUse-mcp-memory_read"]["tool_response"])
+    item = result["items"][0]
+    result["items"] = [
+        {**item, "id": store.ids["webhook"], "relevance": 0.9546},
+        {**item, "id": others[0], "relevance": 0.005},
+        {**item, "id": others[1], "relevance": 0.0},
+    ]
+    hook(env, "PostToolUse", real("PostToolUse-mcp-memory_read", project, tool_response=json.dumps(result)))
+    hook(env, "PostToolUseFailure", real("PostToolUseFailure-Bash", project))
+    assert valence(store, store.ids["webhook"]) < 0
+    assert [valence(store, m) for m in others] == [0.0, 0.0]
+
+
+def test_resume_does_not_repeat_the_digest_but_clear_and_compact_bring_it_back(env, project, store):
+    for _ in range(3):
+        store.rate(store.ids["webhook"], 1, "right")
+    start = real("SessionStart-startup", project)
+    assert store.ids["webhook"][:12] in context_of(hook(env, "SessionStart", start))
+    resumed = hook(env, "SessionStart", real("SessionStart-resume", project))
+    assert resumed.returncode == 0 and resumed.stdout == ""  # the conversation still holds it
+    for source in ("compact", "clear"):
+        again = hook(env, "SessionStart", real("SessionStart-startup", project, source=source))
+        assert store.ids["webhook"][:12] in context_of(again)
+    fresh = hook(env, "SessionStart", real("SessionStart-resume", project, session_id="never-seen"))
+    assert context_of(fresh).startswith(INTRO)  # a session resumed from before mnemo was installed
+
+
+def test_the_real_stop_payload_records_the_answers_alignment(env, project, store):
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt=ASK))
+    stop = real("Stop", project, last_assistant_message="Webhook retries use exponential backoff from 2 seconds; failures go to the dead letter queue.")
+    assert hook(env, "Stop", stop).returncode == 0
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="thanks, that worked", prompt_id="p-2"))
+    # Credited by how closely the answer followed it: without the Stop hook it would be the full step.
+    assert 0 < valence(store, store.ids["webhook"]) < store.settings.learning_rate * store.settings.outcome_worked
+    assert not Path(env["MNEMO_HOOK_LOG"]).exists()

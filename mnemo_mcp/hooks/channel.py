@@ -56,8 +56,11 @@ def socket_dir(db: str | os.PathLike[str]) -> str:
     import hashlib
 
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:20]
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, f"mnemo-mcp-{os.getuid()}", digest)
+    for base in (os.environ.get("XDG_RUNTIME_DIR"), os.environ.get("TMPDIR"), "/tmp"):
+        folder = os.path.join(base or "/tmp", f"mnemo-mcp-{os.getuid()}", digest)
+        if len(os.fsencode(os.path.join(folder, ".4194304.0123abcd.tmp"))) <= _MAX_SOCKET_PATH:
+            return folder
+    return folder
 
 
 def _private(path: str, create: bool) -> bool:
