@@ -1,10 +1,13 @@
 """Latency of the Claude Code hooks, each a fresh `mnemo-mcp hook EVENT` process as Claude Code
 runs them, on a database of N memories (LoCoMo turns, repeated with a marker to reach N).
 
-Per event: p50 / p95 wall time from spawn to exit, over R runs with realistic stdin JSON
-(prompts are LoCoMo questions; tool events carry a test command or a memory_read result). The
-baseline in the same run is `python -c pass` plus importing the hook module: what any Python
-hook pays before it touches the database.
+Per event: p50 / p95 wall time from spawn to exit over R runs with realistic stdin JSON (prompts
+are LoCoMo questions; tool events carry a check command or a memory_read result), twice: with an
+MCP server of the same database up (it has the model loaded and answers through the socket
+beside the database) and with none (the hook recalls by keywords itself). The baseline in the
+same run is `python -c pass`: what any Python hook pays; every figure is also given as a ratio
+to it. "Bash, not a check" is `git status`: with the installer's `if` filters Claude Code spawns
+nothing for it; this is what an older CLI without `if` pays.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,14 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .common import percentile
 from .locomo import load_locomo
 
 DEFAULT_OUT = Path("benchmarks/results/hooks_speed.json")
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
 
 
 def build(db: Path, data: Path, n: int) -> int:
@@ -38,7 +39,7 @@ def build(db: Path, data: Path, n: int) -> int:
 
     base = [t.content for conv in load_locomo(data) for t in conv.turns]
     texts = [base[i % len(base)] + ("" if i < len(base) else f" (copy {i // len(base)})") for i in range(n)]
-    svc = MemoryService(Settings(db=db, project="bench"))
+    svc = MemoryService(Settings(db=db, project="bench", auto_consolidate=False))
     for i in range(0, n, 256):
         svc.write_many([{"content": t, "allow_duplicate": True} for t in texts[i : i + 256]])
     total = svc.stats().total
@@ -46,32 +47,33 @@ def build(db: Path, data: Path, n: int) -> int:
     return total
 
 
-def payloads(data: Path, rng: random.Random, cwd: str) -> dict[str, list[dict[str, Any]]]:
+def payloads(data: Path, rng: random.Random, cwd: str, runs: int) -> dict[str, list[dict[str, Any]]]:
     questions = [q.question for conv in load_locomo(data) for q in conv.questions]
     common = {"transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default"}
     reactions = ["thanks, that fixed it", "still failing with the same error", "almost, one test left", "add a flag for it"]
     read = {"read_id": "0123456789abcdef", "query_concepts": ["deploy"], "items": []}
-    out: dict[str, list[dict[str, Any]]] = {"UserPromptSubmit": [], "PostToolUse": [], "SessionStart": [], "Stop": []}
-    transcript = Path(cwd) / "transcript.jsonl"
+    out: dict[str, list[dict[str, Any]]] = {e: [] for e in (*EVENTS, "Bash, not a check")}
     answer = " ".join(rng.sample(questions, 6))  # an answer of a few sentences about the same things
-    transcript.write_text(
-        json.dumps({"type": "user", "message": {"role": "user", "content": "question"}}) + "\n"
-        + json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}}) + "\n"
-    )
-    for i in range(200):
+    for i in range(runs):
         sid = f"bench-{i // 4}"
+        turn = {**common, "session_id": sid, "prompt_id": f"p-{i}"}
         text = rng.choice(reactions) + ". " + rng.choice(questions) if i % 4 else rng.choice(questions)
-        out["UserPromptSubmit"].append({**common, "session_id": sid, "hook_event_name": "UserPromptSubmit", "prompt": text})
+        out["UserPromptSubmit"].append({**turn, "hook_event_name": "UserPromptSubmit", "prompt": text})
         tool = (
-            {"tool_name": "Bash", "tool_input": {"command": rng.choice(["pytest -q", "npm test", "ls -la", "git status"])},
-             "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}
+            {"tool_name": "Bash", "tool_input": {"command": rng.choice(["pytest -q", "npm test", "cargo test"])},
+             "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False, "isImage": False}}
             if i % 2
-            else {"tool_name": "mcp__mnemo__memory_read", "tool_input": {"query": "x"}, "tool_response": read}
+            else {"tool_name": "mcp__mnemo__memory_read", "tool_input": {"query": "x"}, "tool_response": json.dumps(read)}
         )
-        out["PostToolUse"].append({**common, "session_id": sid, "hook_event_name": "PostToolUse", **tool})
-        out["SessionStart"].append({**common, "session_id": sid, "hook_event_name": "SessionStart", "source": "startup"})
-        out["Stop"].append({**common, "transcript_path": str(transcript), "session_id": sid, "hook_event_name": "Stop",
-                            "stop_hook_active": False})
+        out["PostToolUse"].append({**turn, "hook_event_name": "PostToolUse", **tool})
+        out["PostToolUseFailure"].append({**turn, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                                          "tool_input": {"command": "make test"}, "error": "Exit code 2\nFAILED x",
+                                          "is_interrupt": False})
+        out["Bash, not a check"].append({**turn, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                         "tool_input": {"command": "git status"},
+                                         "tool_response": {"stdout": "", "stderr": "", "interrupted": False}})
+        out["SessionStart"].append({**common, "session_id": f"{sid}-{i}", "hook_event_name": "SessionStart", "source": "startup"})
+        out["Stop"].append({**turn, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": answer})
     return out
 
 
@@ -84,6 +86,43 @@ def time_runs(argv: list[str], inputs: list[str], env: dict[str, str]) -> list[f
         if done.returncode != 0:
             raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr[-500:]}")
     return ms
+
+
+def start_server(env: dict[str, str], cwd: Path, db: Path, timeout: float = 120.0) -> subprocess.Popen:
+    """An MCP server of `db`, waited for until it answers hooks (its model loaded)."""
+    from mnemo_mcp.hooks import channel
+
+    proc = subprocess.Popen([_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+    probe = {"event": "Stop", "payload": {"session_id": "bench-probe", "cwd": str(cwd)}, "env": _mnemo(env), "cwd": str(cwd)}
+    deadline = time.monotonic() + timeout
+    while channel.ask(db, probe, budget_s=0.5) is None:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("the MCP server did not come up to answer hooks")
+        time.sleep(0.2)
+    return proc
+
+
+def _mnemo(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith("MNEMO_")}
+
+
+def _command() -> str:
+    """`mnemo-mcp` as installed beside this interpreter: what Claude Code runs."""
+    found = shutil.which("mnemo-mcp", path=str(Path(sys.executable).parent)) or shutil.which("mnemo-mcp")
+    if not found:
+        raise SystemExit("mnemo-mcp is not installed beside this Python: pip install -e .")
+    return found
+
+
+def measure(per_event: dict[str, list[dict[str, Any]]], env: dict[str, str], runs: int) -> dict[str, dict[str, float]]:
+    rows = {}
+    for event, items in per_event.items():
+        hook_event = "PostToolUse" if event == "Bash, not a check" else event
+        ms = time_runs([_command(), "hook", hook_event], [json.dumps(x) for x in items[:runs]], env)
+        rows[event] = {"p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95), "mean_ms": statistics.mean(ms)}
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -108,25 +147,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         project = Path(tmp) / "bench"
         (project / ".git").mkdir(parents=True)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
-        env |= {"MNEMO_DB": str(db), "MNEMO_HOOK_LOG": str(Path(tmp) / "hooks.log")}
-        per_event = payloads(a.data, rng, str(project))
-        rows: dict[str, dict[str, float]] = {}
-        base = time_runs([sys.executable, "-c", "import mnemo_mcp.hooks"], [""] * runs, env)
-        rows["baseline: python + import"] = {"p50_ms": _pct(base, 0.5), "p95_ms": _pct(base, 0.95)}
-        for event, items in per_event.items():
-            inputs = [json.dumps(x) for x in items[:runs]]
-            ms = time_runs([sys.executable, "-m", "mnemo_mcp", "hook", event], inputs, env)
-            rows[event] = {"p50_ms": _pct(ms, 0.5), "p95_ms": _pct(ms, 0.95), "mean_ms": statistics.mean(ms)}
+        env |= {"MNEMO_DB": str(db), "MNEMO_HOOK_LOG": str(Path(tmp) / "hooks.log"), "MNEMO_AUTO_CONSOLIDATE": "false"}
+        per_event = payloads(a.data, rng, str(project), runs)
+        base = time_runs([sys.executable, "-c", "pass"], [""] * runs, env)
+        baseline = percentile(base, 0.5)
+        server = start_server(env, project, db)
+        try:
+            with_server = measure(per_event, env, runs)
+        finally:
+            server.send_signal(2)
+            server.wait(timeout=30)
+        alone = measure(per_event, {**env, "MNEMO_HOOK_SERVER": "0"}, runs)
         log = Path(env["MNEMO_HOOK_LOG"])
         errors = log.read_text() if log.exists() else ""
-    print(f"hook latency, {total} memories, {runs} runs per event (build {build_s:.0f} s)")
-    print(f"{'event':28} {'p50':>8} {'p95':>8}")
-    for name, r in rows.items():
-        print(f"{name:28} {r['p50_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms")
+    print(f"hook latency, spawn to exit, {total} memories, {runs} runs per event (build {build_s:.0f} s)")
+    print(f"baseline `python -c pass`: p50 {baseline:.0f} ms, p95 {percentile(base, 0.95):.0f} ms")
+    print(f"{'event':22} {'server up: p50':>14} {'p95':>6} {'x base':>7} | {'no server: p50':>14} {'p95':>6} {'x base':>7}")
+    for name in per_event:
+        s, o = with_server[name], alone[name]
+        print(f"{name:22} {s['p50_ms']:>12.0f}ms {s['p95_ms']:>4.0f}ms {s['p50_ms'] / baseline:>7.2f} | "
+              f"{o['p50_ms']:>12.0f}ms {o['p95_ms']:>4.0f}ms {o['p50_ms'] / baseline:>7.2f}")
     if errors:
         print(f"hook errors were logged:\n{errors[-2000:]}")
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps({"benchmark": "hooks_speed", "memories": total, "runs": runs, "rows": rows,
+    a.out.write_text(json.dumps({"benchmark": "hooks_speed", "memories": total, "runs": runs,
+                                 "baseline_p50_ms": baseline, "with_server": with_server, "no_server": alone,
                                  "hook_errors": bool(errors)}, indent=2))
     print(f"results: {a.out}")
     return 1 if errors else 0

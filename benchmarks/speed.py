@@ -31,14 +31,10 @@ from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import FastEmbedEmbedder
 from mnemo_mcp.service import MemoryService
 
+from .common import percentile
 from .locomo import load_locomo
 
 DEFAULT_OUT = Path("benchmarks/results/speed.json")
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def corpus(data: Path, n: int) -> list[str]:
@@ -104,11 +100,11 @@ def service_figures(db: Path, embedder, queries: list[str], reads: int, singles:
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
     return {
         "memories": total,
-        "read_p50_ms": _pct(read_ms, 0.5),
-        "read_p95_ms": _pct(read_ms, 0.95),
-        "floor_p50_ms": _pct(floor_ms, 0.5),
-        "read_over_floor": _pct(read_ms, 0.5) / _pct(floor_ms, 0.5),
-        "single_write_p50_ms": _pct(write_ms, 0.5),
+        "read_p50_ms": percentile(read_ms, 0.5),
+        "read_p95_ms": percentile(read_ms, 0.95),
+        "floor_p50_ms": percentile(floor_ms, 0.5),
+        "read_over_floor": percentile(read_ms, 0.5) / percentile(floor_ms, 0.5),
+        "single_write_p50_ms": percentile(write_ms, 0.5),
         "single_writes_per_s": 1000 / statistics.mean(write_ms),
         "singles_stored": stored,
         "consolidate_dry_s": consolidate_dry_s,
@@ -140,8 +136,8 @@ async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random) -
     return {
         "initialize_ms": t_init * 1000,
         "first_read_ms": t_first * 1000,
-        "stdio_read_p50_ms": _pct(lat, 0.5),
-        "stdio_read_p95_ms": _pct(lat, 0.95),
+        "stdio_read_p50_ms": percentile(lat, 0.5),
+        "stdio_read_p95_ms": percentile(lat, 0.95),
     }
 
 

@@ -80,7 +80,8 @@ from mnemo_mcp.embedding import prepare_default_model
 
 from .locomo import Conversation, load_locomo
 from .locomo_retrieval import QuestionResult, group_results, question_metrics
-from .speed import _pct, corpus, questions
+from .common import percentile
+from .speed import corpus, questions
 
 MMS_VERSION = "12.4.0"
 MMS_REQUIREMENT = f"mcp-memory-service[sqlite]=={MMS_VERSION}"
@@ -304,7 +305,7 @@ async def timed(coro) -> tuple[Any, float]:
 def _summary(ms: list[float]) -> dict[str, float | int]:
     if not ms:
         return {"n": 0}
-    return {"n": len(ms), "p50_ms": _pct(ms, 0.5), "p95_ms": _pct(ms, 0.95), "mean_ms": sum(ms) / len(ms)}
+    return {"n": len(ms), "p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95), "mean_ms": sum(ms) / len(ms)}
 
 
 @dataclass
@@ -374,7 +375,7 @@ async def speed_one(server, db: Path, errlog: Path, texts: list[str], queries: l
                         row.setdefault("store_refusal_examples", []).append((err or "")[:160])
                 row["store"] = _summary(write_ms)
                 row["store"]["refused"] = len(refused)
-                row["store"]["refused_p50_ms"] = _pct(refused, 0.5) if refused else None
+                row["store"]["refused_p50_ms"] = percentile(refused, 0.5) if refused else None
                 if isinstance(server, MCPMemoryService):
                     health = await client.call_tool("memory_health", {})
                     row["health"] = _text(health)[:1500]
