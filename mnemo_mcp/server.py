@@ -167,14 +167,14 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
 
     @server.tool(
         name="memory_write",
-        title="Save a memory",
+        title="Remember: save a memory",
         description=(
-            "Store one durable piece of knowledge for later sessions: a decision, a fix that worked, a "
-            "project convention, a user preference, a gotcha. Write it self-contained (it will be read "
-            "without this conversation). Writing the same content again is safe: it returns the same id "
-            "with created=false and merges the tags; a near-duplicate is not stored and comes back as "
-            "duplicate_of. To correct a wrong memory, write the right one with supersedes=[its id]. "
-            "Do not store secrets."
+            "Remember something for later sessions: save one durable piece of knowledge to long-term memory "
+            "(a fix that worked, a decision, a project convention, a lesson learned, a user preference, a "
+            "gotcha). Write it self-contained (it will be read without this conversation). Writing the same "
+            "content again is safe: it returns the same id with created=false and merges the tags; a "
+            "near-duplicate is not stored and comes back as duplicate_of. To correct a wrong memory, write "
+            "the right one with supersedes=[its id]. Do not store secrets."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
@@ -202,11 +202,12 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
 
     @server.tool(
         name="memory_read",
-        title="Recall memories",
+        title="Recall memories: past fixes, decisions, lessons",
         description=(
-            "Find stored memories relevant to a query, by meaning and by keywords, ranked by relevance "
-            "and by what past feedback taught. Call it before non-trivial work. Keep the returned "
-            "read_id: pass it to memory_feedback once you know whether the memories helped."
+            "Recall from long-term memory what earlier sessions learned: past fixes, decisions, project "
+            "conventions, lessons and user preferences, found by meaning and by keywords and ranked by what "
+            "helped before. Call it before non-trivial work and when an error looks familiar. Keep the "
+            "returned read_id: pass it to memory_feedback once you know whether the memories helped."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
@@ -232,9 +233,10 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
 
     @server.tool(
         name="memory_feedback",
-        title="Report an outcome",
+        title="Report whether recalled memories helped",
         description=(
-            "Report what happened after using recalled memories: outcome +1.0 = they led to success, "
+            "Report what happened after using recalled memories (did the past fix or lesson work?): outcome "
+            "+1.0 = they led to success, "
             "-1.0 = they misled (failure), values between for partial help. Pass the read_id from "
             "memory_read so the ranking learns for this kind of question, and your answer as response "
             "so the memories you actually used take the credit. Only report outcomes you actually "
@@ -264,7 +266,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         name="rate_memory",
         title="Rate a memory",
         description=(
-            "Thumbs up (1), neutral (0) or thumbs down (-1) on one memory, e.g. when the user says a "
+            "Thumbs up (1), neutral (0) or thumbs down (-1) on one remembered memory, e.g. when the user says a "
             "memory is right or wrong, or it proved out of date. Changes its quality score."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),

@@ -120,7 +120,7 @@ def server(env):
 
 def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, project, real_embedder):
     ids = seed(env["MNEMO_DB"], real_embedder)
-    floor = {"MNEMO_INJECT_MIN_RELEVANCE": "0.05", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05"}
+    floor = {"MNEMO_INJECT_MIN_RELEVANCE": "0.05", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05", "MNEMO_INJECT_TOP_K": "3"}
     env = {**env, "MNEMO_EMBED_MODEL": Settings().embed_model, **floor}
     srv = Server(env, real_embedder)
     try:
@@ -139,9 +139,9 @@ def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, p
 
 
 def test_the_hooks_own_settings_apply_not_the_servers(env, project, server):
-    wide = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0"}
-    three = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **wide))
-    one = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **wide, MNEMO_INJECT_TOP_K="1"))
+    wide = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0", "MNEMO_INJECT_TOKENS": "400"}
+    three = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **wide, MNEMO_INJECT_TOP_K="3"))
+    one = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **wide))
     assert len(three) == 3 and one == three[:1]  # the keyword floor 1.0 shows the server answered
 
 
@@ -271,7 +271,7 @@ def test_settings_for_a_hook_come_from_its_environment_only(monkeypatch):
     monkeypatch.setenv("MNEMO_INJECT_TOP_K", "7")
     assert Settings().inject_top_k == 7
     theirs = Settings.from_env({"MNEMO_INJECT_TOKENS": "12", "mnemo_extra_check_commands": '["just test"]'})
-    assert theirs.inject_top_k == 3 and theirs.inject_tokens == 12 and theirs.extra_check_commands == ["just test"]
+    assert theirs.inject_top_k == Settings.model_fields["inject_top_k"].default and theirs.inject_tokens == 12 and theirs.extra_check_commands == ["just test"]
 
 
 # --- real servers --------------------------------------------------------------------------------

@@ -137,6 +137,7 @@ def test_injection_stays_within_the_token_budget(env, project, store):
             "UserPromptSubmit",
             prompt(project, "webhook retries backoff dead letter queue"),
             MNEMO_INJECT_TOKENS=budget,
+            MNEMO_INJECT_TOP_K="3",
             MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.05",
         )
         assert tokens(context_of(out)) <= int(budget)
@@ -253,7 +254,7 @@ def transcript(tmp_path: Path, answer: str) -> str:
 
 
 def test_stop_hook_makes_the_next_reaction_credit_the_memory_the_answer_used(env, project, store, tmp_path):
-    wide = {"MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05", "MNEMO_INJECT_TOKENS": "400"}
+    wide = {"MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05", "MNEMO_INJECT_TOKENS": "400", "MNEMO_INJECT_TOP_K": "3"}
     text = context_of(hook(env, "UserPromptSubmit", prompt(project, "webhook retries dead letter queue and celery workers settings"), **wide))
     celery = next(m for m in store.read("celery workers restarted", top_k=1, record=False).items)
     assert store.ids["webhook"][:12] in text and celery.id[:12] in text
