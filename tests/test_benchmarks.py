@@ -205,3 +205,19 @@ def test_injection_floor_quick(tmp_path: Path) -> None:
     shares = [split[f]["injected_share"] for f in sorted(split, key=float)]
     assert shares == sorted(shares, reverse=True) and shares[0] > 0  # a higher floor injects less
     assert all(0.0 <= r["precision"] <= 1.0 and r["helped_share"] <= r["injected_share"] for r in split.values())
+
+
+@pytest.mark.slow
+def test_natural_prompts_quick(tmp_path: Path) -> None:
+    out = tmp_path / "natural_prompts.json"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.natural_prompts", "--quick", "--out", str(out)],
+                          cwd=REPO, check=False, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(out.read_text())
+    for mode in ("semantic", "keyword"):
+        floors = report[mode]["test_floors"]
+        injected = [1 - floors[f]["quiet"] for f in sorted(floors, key=float)]
+        assert injected == sorted(injected, reverse=True)  # a higher floor injects less on silent prompts
+        chosen = report[mode]["chosen_on_tune"]
+        assert chosen["floor"] in [float(f) for f in floors] and chosen["top_k"] >= 1
+        assert all(0.0 <= v <= 1.0 for k, v in report[mode]["test_with_chosen"].items() if k in ("correct", "precise", "clean"))
