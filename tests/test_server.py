@@ -58,6 +58,23 @@ async def test_tools_are_listed_with_titles_annotations_and_output_schemas(serve
     assert tools["memory_write"].annotations.idempotent_hint is True
 
 
+@pytest.mark.parametrize(
+    "words, tool",
+    [
+        (("memory", "recall", "past fixes", "lessons"), "memory_read"),
+        (("memory", "remember", "lesson"), "memory_write"),
+        (("memories", "helped"), "memory_feedback"),
+    ],
+)
+async def test_the_words_a_model_searches_deferred_tools_with_find_the_right_tool(server, words, tool):
+    # Claude Code defers MCP tools behind ToolSearch, which matches words in names, titles and
+    # descriptions: these are the words a model reaches for when it wants mnemo.
+    async with Client(server, mode="legacy") as c:
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+    text = " ".join([tool, listed[tool].title or "", listed[tool].description or ""]).lower()
+    assert all(w in text for w in words), [w for w in words if w not in text]
+
+
 async def test_memory_write_returns_id_created_and_concepts(server):
     async with Client(server, mode="legacy") as c:
         first = await call(c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["webhooks"]})
