@@ -27,18 +27,20 @@ from .errors import MnemoError
 SERVER_NAME = "mnemo"
 PROGRAM = "mnemo-mcp"
 # Bash commands that may be checks (core.checks.DEFAULT_CHECKS), one `if` filter each: Claude
-# Code evaluates the filter itself and spawns nothing for `git status` or `ls`. A CLI without
-# `if` runs the hook for every Bash call (identical commands are run once), and the hook ends
-# at once for a command that is not a check.
+# Code evaluates the filter itself and spawns nothing for `git status` or `ls`. It matches each
+# part of a compound command (`cd api && pytest` matches `pytest *`, which also matches a bare
+# `pytest`), so no filter for `cd` is needed; a command with two checks spawns the hook twice
+# and the hook counts its tool call once. A CLI without `if` runs the hook for every Bash call
+# (identical commands run once), and the hook ends at once for a command that is not a check.
 CHECK_FILTERS: tuple[str, ...] = tuple(
-    f"Bash({p})"
-    for p in (
-        "pytest*", "py.test*", "python *", "python3 *", "uv *", "poetry *", "pipenv *", "hatch *", "pdm *",
-        "tox*", "nox*", "mypy*", "pyright*", "ruff *", "flake8*", "pylint*", "black *", "isort *",
-        "npm *", "pnpm *", "yarn *", "bun *", "npx *", "bunx *", "jest*", "vitest*", "mocha*", "tsc*", "eslint*",
-        "cargo *", "go *", "golangci-lint *", "make*", "ninja*", "cmake *", "ctest*",
-        "mvn *", "./mvnw *", "gradle *", "./gradlew *", "dotnet *", "bazel *", "swift *", "mix *",
-        "rspec*", "bundle *", "phpunit*", "deno *", "timeout *", "time *", "cd *",
+    f"Bash({program} *)"
+    for program in (
+        "pytest", "py.test", "python", "python3", "uv", "poetry", "pipenv", "hatch", "pdm", "tox", "nox",
+        "mypy", "pyright", "ruff", "flake8", "pylint", "black", "isort",
+        "npm", "pnpm", "yarn", "bun", "npx", "bunx", "jest", "vitest", "mocha", "tsc", "eslint", "prettier",
+        "biome", "playwright", "cypress", "cargo", "go", "golangci-lint", "make", "ninja", "cmake", "ctest",
+        "mvn", "./mvnw", "gradle", "./gradlew", "dotnet", "bazel", "swift", "mix", "rspec", "bundle", "phpunit",
+        "deno",
     )
 )
 # (event, matcher, `if` filters): one hook group per row, one entry per filter.
@@ -47,6 +49,7 @@ HOOK_GROUPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("UserPromptSubmit", None, ()),
     ("PostToolUse", "Bash", CHECK_FILTERS),
     ("PostToolUse", f"mcp__{SERVER_NAME}__memory_read", ()),
+    ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", ()),
     ("PostToolUseFailure", "Bash", CHECK_FILTERS),
     ("Stop", None, ()),
 )

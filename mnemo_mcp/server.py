@@ -47,6 +47,11 @@ def _not_bool(value: Any) -> Any:
 
 NotBool = BeforeValidator(_not_bool)
 
+# Claude Code defers MCP tools behind ToolSearch, whose keyword search did not return memory_read
+# for "memory" or any mnemo tool for "remember this" (measured with 2.1.332). These three are what
+# a model needs in every session, so they are loaded up front; the rest stay deferred.
+ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
+
 INSTRUCTIONS = """\
 mnemo is a long-term memory that learns from outcomes.
 - Before non-trivial work, call memory_read with what you are about to do; keep its read_id.
@@ -177,6 +182,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             "the right one with supersedes=[its id]. Do not store secrets."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        meta=ALWAYS_LOAD,
     )
     def memory_write(
         ctx: Context,
@@ -210,6 +216,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             "returned read_id: pass it to memory_feedback once you know whether the memories helped."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        meta=ALWAYS_LOAD,
     )
     def memory_read(
         ctx: Context,
@@ -243,6 +250,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             "know (a test result, the user's confirmation); never guess."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        meta=ALWAYS_LOAD,
     )
     def memory_feedback(
         ctx: Context,

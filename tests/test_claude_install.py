@@ -41,6 +41,10 @@ EXPECTED_HOOKS = {
                 "matcher": "mcp__mnemo__memory_read",
                 "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUse", "timeout": 10}],
             },
+            {
+                "matcher": "Edit|Write|MultiEdit|NotebookEdit",
+                "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUse", "timeout": 10}],
+            },
         ],
         "PostToolUseFailure": [
             {

@@ -75,6 +75,13 @@ async def test_the_words_a_model_searches_deferred_tools_with_find_the_right_too
     assert all(w in text for w in words), [w for w in words if w not in text]
 
 
+async def test_the_tools_every_session_needs_are_loaded_up_front_the_rest_stay_deferred(server):
+    async with Client(server, mode="legacy") as c:
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+    always = {name for name, t in listed.items() if (t.meta or {}).get("anthropic/alwaysLoad") is True}
+    assert always == {"memory_read", "memory_write", "memory_feedback"}
+
+
 async def test_memory_write_returns_id_created_and_concepts(server):
     async with Client(server, mode="legacy") as c:
         first = await call(c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["webhooks"]})
