@@ -70,6 +70,15 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser("quality", help="show a memory's quality score and history")
     q.add_argument("memory_id")
 
+    ls = sub.add_parser("list", help="list memories, newest first (filters: source, type, tag, tier)")
+    ls.add_argument("--source", help="only memories stored this way, e.g. capture (what the hooks learned) or write")
+    ls.add_argument("--type", dest="memory_type", help="only this memory type, e.g. case")
+    ls.add_argument("-t", "--tag", action="append", default=None, help="only memories with this tag (repeatable)")
+    ls.add_argument("--tier", choices=("working", "history", "pattern"))
+    ls.add_argument("--archived", choices=("live", "archived", "all"), default="live")
+    ls.add_argument("--sort", choices=("newest", "updated", "quality", "worst", "valence", "used"), default="newest")
+    ls.add_argument("-n", "--limit", type=int, default=20)
+
     sub.add_parser("stats", help="store statistics")
 
     d = sub.add_parser("delete", help="erase a memory permanently")
@@ -145,6 +154,16 @@ def _human_read(r) -> None:
     if r.expanded_concepts:
         print(f"expanded with: {', '.join(r.expanded_concepts)}")
     print(f"read_id: {r.read_id}")
+
+
+def _human_list(page) -> None:
+    if not page.items:
+        print("no memories match")
+    for m in page.items:
+        flags = " ".join(x for x in (m.memory_type, m.source, m.tier, "archived" if m.archived else "") if x)
+        print(f"{m.id[:12]} val={m.valence:+.2f} q={m.quality:.2f} {flags}")
+        print("   " + m.content.replace("\n", "\n   "))
+    print(f"{len(page.items)} of {page.total}")
 
 
 def _human_consolidation(r) -> None:
@@ -231,6 +250,12 @@ def _run(args: argparse.Namespace) -> int:
             _print(svc.quality(args.memory_id), args.json, _human_kv)
         elif cmd == "stats":
             _print(svc.stats(), args.json, _human_kv)
+        elif cmd == "list":
+            page = svc.browse_list(
+                None, source=args.source, memory_type=args.memory_type, tags=args.tag, tier=args.tier,
+                archived=args.archived, sort=args.sort, limit=args.limit,
+            )
+            _print(page, args.json, _human_list)
         elif cmd == "delete":
             _print(svc.delete(args.memory_id), args.json, _human_kv)
         elif cmd == "export":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,6 +153,17 @@ class Settings(BaseSettings):
     check_fail_outcome: float = Field(-0.5, ge=-1.0, le=1.0, description="a test/build failure after a recall")
     check_pass_outcome: float = Field(0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what was recalled since")
     extra_check_commands: list[str] = Field(default_factory=list, description="more check-command regexes (JSON list)")
+
+    # Capture: cases learned from sessions without being told (hooks; no model, no LLM)
+    capture: Literal["off", "outcomes", "fixes"] = Field(
+        "outcomes",
+        description="off; outcomes: a turn's advice once a reaction or a check judged it, and error->fix cases; "
+        "fixes: only error->fix cases that a check proved",
+    )
+    capture_pending_turns: int = Field(2, ge=1, le=20, description="later turns a pending case waits for its outcome")
+    capture_pending_hours: float = Field(24.0, gt=0.0, description="... and at most this long")
+    capture_max_chars: int = Field(1500, ge=200, le=10_000, description="size cap of a captured case")
+    capture_recall_items: int = Field(3, ge=0, le=10, description="cases shown when a failing check matches them (0: none)")
     hook_log: Path = Field(default_factory=lambda: Path(data_dir(), "hooks.log"), description="where hooks log their errors")
 
     # Quality score weights (normalized to sum 1 when used)
@@ -161,6 +173,7 @@ class Settings(BaseSettings):
     quality_w_consolidation: float = Field(0.20, ge=0.0)
 
     log_level: str = "WARNING"
+    now: datetime | None = Field(None, description="act as if it were this time (simulations, benchmarks); unset: the clock")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:
@@ -185,6 +198,11 @@ class Settings(BaseSettings):
         if environ is None:
             return init_settings, env_settings, dotenv_settings, file_secret_settings
         return init_settings, _MappingEnvSource(settings_cls, environ)
+
+    @field_validator("now", mode="after")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=timezone.utc) if v is not None and v.tzinfo is None else v
 
     @field_validator("db", "model_cache_dir", "hook_log", mode="after")
     @classmethod

@@ -135,7 +135,7 @@ def test_install_claude_writes_server_and_hooks_once_and_uninstall_removes_them(
     assert server["command"].endswith("mnemo-mcp") and os.path.isabs(server["command"])
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{server['command']} hook UserPromptSubmit"
-    assert [g["matcher"] for g in hooks["PostToolUse"]] == ["Bash", "mcp__mnemo__memory_read"]
+    assert [g["matcher"] for g in hooks["PostToolUse"]] == ["Bash", "mcp__mnemo__memory_read", "Edit|Write|MultiEdit|NotebookEdit"]
     assert main(["install", "claude"]) == 0
     assert capsys.readouterr().out.strip() == "nothing to change"
     assert main(["uninstall", "claude"]) == 0

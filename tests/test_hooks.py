@@ -367,3 +367,23 @@ def test_the_real_stop_payload_records_the_answers_alignment(env, project, store
     # Credited by how closely the answer followed it: without the Stop hook it would be the full step.
     assert 0 < valence(store, store.ids["webhook"]) < store.settings.learning_rate * store.settings.outcome_worked
     assert not Path(env["MNEMO_HOOK_LOG"]).exists()
+
+
+def test_a_tool_call_that_spawned_the_hook_twice_counts_once(env, project, store):
+    # A command matching two `if` filters makes Claude Code run the hook twice, at once.
+    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="the webhook test fails"))
+    hook(env, "PostToolUseFailure", real("PostToolUseFailure-Bash", project, tool_use_id="toolu_1"))
+    edit = {**real("PostToolUse-Bash", project), "tool_name": "Edit", "tool_use_id": "toolu_2",
+            "tool_input": {"file_path": "app/webhooks.py", "old_string": "a", "new_string": "b"}}
+    hook(env, "PostToolUse", edit)
+    passed = json.dumps(real("PostToolUse-Bash", project, tool_use_id="toolu_3"))
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "mnemo_mcp", "hook", "PostToolUse"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        for _ in range(2)
+    ]
+    for p in procs:
+        p.communicate(passed, timeout=60)
+    fixes = store.browse_list(None, source="capture").items
+    assert len(fixes) == 1 and "fixed by editing app/webhooks.py" in fixes[0].content
+    assert fixes[0].feedback_count == 1

@@ -53,6 +53,8 @@ def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> 
     if event == "PostToolUse" and tool.startswith("mcp__") and tool.endswith("__memory_read"):
         result = events.read_result(payload.get("tool_response"))
         return bool(result and result.get("items"))
+    if event == "PostToolUse" and tool in events.EDIT_TOOLS:
+        return env.get("MNEMO_CAPTURE", "").strip().lower() != "off"
     return False
 
 

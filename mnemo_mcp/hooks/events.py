@@ -103,30 +103,85 @@ def recalled_items(result: dict[str, Any]) -> list[tuple[str, float | None]]:
     return out
 
 
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+TRANSCRIPT_BYTES = 4 << 20  # of the transcript's end read for the current turns
+
+
+def edited_file(tool_input: Any) -> str | None:
+    """The file an Edit / Write / MultiEdit / NotebookEdit call changed."""
+    if not isinstance(tool_input, dict):
+        return None
+    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    return path if isinstance(path, str) and path else None
+
+
+def _transcript(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The transcript's entries (its last TRANSCRIPT_BYTES), oldest first."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return []
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - TRANSCRIPT_BYTES))
+        raw = f.read().decode("utf-8", "replace")
+    lines = raw.splitlines()[1:] if size > TRANSCRIPT_BYTES else raw.splitlines()  # a cut first line
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("message"), dict):
+            out.append(entry)
+    return out
+
+
+def _is_prompt(entry: dict[str, Any]) -> bool:
+    """A prompt typed by the user (not a tool result, not Claude Code's own notification)."""
+    content = entry["message"].get("content")
+    if entry.get("type") != "user":
+        return False
+    texts = [content] if isinstance(content, str) else [
+        c.get("text", "") for c in (content or []) if isinstance(c, dict) and c.get("type") == "text"
+    ]
+    return any(t.strip() and not t.lstrip().startswith("<task-notification>") for t in texts)
+
+
+def tool_calls(payload: dict[str, Any], *, turn_only: bool = False) -> list[tuple[str, str, str]]:
+    """(tool_use id, tool name, command or edited file) of the Bash and edit calls in the
+    transcript, oldest first, with ("", "prompt", "") where the user typed a prompt;
+    `turn_only`: only the calls since the user's last prompt."""
+    calls: list[tuple[str, str, str]] = []
+    for entry in _transcript(payload):
+        if _is_prompt(entry):
+            calls = [] if turn_only else [*calls, ("", "prompt", "")]
+            continue
+        content = entry["message"].get("content")
+        if entry.get("type") != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            name, tool_input = block.get("name"), block.get("input")
+            what = (tool_input or {}).get("command") if name == "Bash" and isinstance(tool_input, dict) else None
+            what = what if isinstance(what, str) else (edited_file(tool_input) if name in EDIT_TOOLS else None)
+            if what:
+                calls.append((str(block.get("id") or ""), name, what))
+    return calls
+
+
 def last_answer(payload: dict[str, Any]) -> str:
     """The assistant's final answer of the turn: from the event when Claude Code includes it,
     else the text blocks of the assistant messages after the last user prompt in the transcript."""
     direct = payload.get("last_assistant_message")
     if isinstance(direct, str) and direct.strip():
         return direct
-    path = payload.get("transcript_path")
-    if not isinstance(path, str) or not os.path.isfile(path):
-        return ""
     texts: list[str] = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            message = entry.get("message") if isinstance(entry, dict) else None
-            if not isinstance(message, dict):
-                continue
-            content = message.get("content")
-            if entry.get("type") == "user" and (
-                isinstance(content, str) or any(isinstance(c, dict) and c.get("type") == "text" for c in (content or []))
-            ):
-                texts = []  # a new prompt: the answer starts after it
-            elif entry.get("type") == "assistant" and isinstance(content, list):
-                texts += [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+    for entry in _transcript(payload):
+        content = entry["message"].get("content")
+        if _is_prompt(entry):
+            texts = []  # a new prompt: the answer starts after it
+        elif entry.get("type") == "assistant" and isinstance(content, list):
+            texts += [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
     return "\n".join(t for t in texts if t)[-RESPONSE_CHARS:]

@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from ..config import Settings
-from ..core import checks
+from ..core import cases, checks
 from . import events
 
 QUERY_CHARS = 1000  # of a prompt used as the query: the ask is at the start, pasted logs follow
@@ -76,7 +76,8 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
     notifications, _ = events.task_notifications(prompt)
     if notifications:
         for n in notifications:
-            svc.session_task_done(sid, task_id=n.task_id, tool_use_id=n.tool_use_id, outcome=n.outcome)
+            signature = cases.error_signature(_tail(n.output_file)) if n.outcome == "fail" else None
+            svc.session_task_done(sid, task_id=n.task_id, tool_use_id=n.tool_use_id, outcome=n.outcome, signature=signature)
         return None
     prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
     if not svc.session_user_prompt(sid, prompt, prompt_id=prompt_id).new_turn:
@@ -86,12 +87,42 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
         return None
     floor = settings.inject_min_relevance if semantic else settings.inject_min_relevance_keyword
     r = svc.read(query, top_k=settings.inject_top_k, min_relevance=floor, keyword_only=not semantic)
-    if not r.items:
+    items = list(r.items)
+    if any(it.memory_type == "case" and cases.case_standing(it.valence) == cases.FAILED for it in items):
+        # What was tried and did not work is shown after what worked for the same problem.
+        worked = svc.read(query, top_k=5, tags=["case"], min_relevance=floor, keyword_only=not semantic, record=False)
+        best = next((it for it in worked.items if cases.case_standing(it.valence) == cases.WORKED), None)
+        if best is not None and best.id not in {it.id for it in items}:
+            items.insert(0, best)
+        items.sort(key=lambda it: it.memory_type == "case" and cases.case_standing(it.valence) == cases.FAILED)
+    if not items:
         return None
-    svc.session_recall(sid, [it.id for it in r.items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject")
+    svc.session_recall(sid, [it.id for it in items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject")
     header = f"mnemo memories for this prompt (memory_feedback read_id {r.read_id}):"
-    items = [(it.id, f"{it.tier}, valence {it.valence:+.2f}", it.content) for it in r.items]
-    return context("UserPromptSubmit", digest(header, items, settings.inject_tokens))
+    return context("UserPromptSubmit", digest(header, [_line(it) for it in items], settings.inject_tokens))
+
+
+def _label(memory_type: str, tier: str, valence: float) -> str:
+    if memory_type == "case":
+        return f"case, {cases.CASE_MARKS[cases.case_standing(valence)]}"
+    return f"{tier}, valence {valence:+.2f}"
+
+
+def _line(it: Any) -> tuple[str, str, str]:
+    return it.id, _label(it.memory_type, it.tier, it.valence), it.content
+
+
+def _tail(path: str | None, limit: int = 64 << 10) -> str:
+    """The end of a background task's output file (where its error is)."""
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def is_check(settings: Settings, payload: dict[str, Any]) -> str | None:
@@ -100,25 +131,36 @@ def is_check(settings: Settings, payload: dict[str, Any]) -> str | None:
     return checks.check_kind(command, (*checks.DEFAULT_CHECKS, *settings.extra_check_commands))
 
 
-def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> None:
+def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> str | None:
     tool = payload.get("tool_name") or ""
     sid = payload["session_id"]
     if tool == "Bash":
         kind = is_check(settings, payload)
         if kind is None:
-            return
+            return None
+        if not svc.session_claim(sid, "failure" if failed else "success", payload.get("tool_use_id")):
+            return None
         task = None if failed else events.background_task(payload)
         if task is not None:
             svc.session_background(sid, kind, task_id=task or None, tool_use_id=payload.get("tool_use_id"))
-            return
+            return None
         status = checks.outcome_of(payload.get("tool_response") if not failed else payload, failed)
-        if status is not None:
-            svc.session_check(sid, status, kind)
+        if status is None:
+            return None
+        signature = cases.error_signature(str(payload.get("error") or "")) if status == "fail" else None
+        calls = events.tool_calls(payload) if settings.capture != "off" else []
+        svc.session_check(sid, status, kind, signature=signature, tool_use_id=payload.get("tool_use_id"), calls=calls)
+        if status == "fail":
+            return _recurrence(settings, svc, sid, signature)
+    elif tool in events.EDIT_TOOLS and not failed:
+        file = events.edited_file(payload.get("tool_input"))
+        if file:
+            svc.session_edit(sid, tool, file, tool_use_id=payload.get("tool_use_id"))
     elif MEMORY_READ.match(tool) and not failed:
         result = events.read_result(payload.get("tool_response"))
         items = events.recalled_items(result) if result else []
         if not items:
-            return
+            return None
         svc.session_recall(
             sid,
             [mid for mid, _ in items],
@@ -127,6 +169,18 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> N
             query_concepts=result.get("query_concepts"),
             source="memory_read",
         )
+    return None
+
+
+def _recurrence(settings: Settings, svc, sid: str, signature: str | None) -> str | None:
+    """A check failed with an error seen before: what worked for it, then what did not."""
+    found = svc.cases_for(signature) if signature else []
+    if not found:
+        return None
+    svc.session_recall(sid, [m["id"] for m in found], source="recurrence")
+    header = f"mnemo: this failure was seen before (`{signature[:160]}`):"
+    lines = [(m["id"], _label("case", m["tier"], m["valence"]), m["content"]) for m in found]
+    return context("PostToolUseFailure", digest(header, lines, settings.inject_tokens * 2))
 
 
 def on_session_start(settings: Settings, svc, payload: dict[str, Any]) -> str | None:
@@ -145,6 +199,8 @@ def on_stop(settings: Settings, svc, payload: dict[str, Any], semantic: bool) ->
     answer = events.last_answer(payload)
     if answer.strip():
         svc.session_response(payload["session_id"], answer, semantic=semantic)
+    if settings.capture != "off":
+        svc.session_stop(payload["session_id"], answer, events.tool_calls(payload, turn_only=True))
 
 
 def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semantic: bool) -> str | None:
@@ -152,8 +208,7 @@ def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semanti
     if event == "UserPromptSubmit":
         return on_prompt(settings, svc, payload, semantic)
     if event in ("PostToolUse", "PostToolUseFailure"):
-        on_tool(settings, svc, payload, failed=event == "PostToolUseFailure")
-        return None
+        return on_tool(settings, svc, payload, failed=event == "PostToolUseFailure")
     if event == "SessionStart":
         return on_session_start(settings, svc, payload)
     if event == "Stop":

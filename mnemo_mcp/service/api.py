@@ -16,6 +16,7 @@ from ..errors import InvalidInput
 from ..models import DeleteResult, ImportResult, StatsResult, WriteResult, preview
 from .base import iso, rnd
 from .browse import BrowseMixin
+from .capture import CaptureMixin
 from .health import HealthMixin
 from .learning import LearningMixin
 from .lifecycle import LifecycleMixin
@@ -23,7 +24,7 @@ from .reading import ReadingMixin
 from .sessions import SessionMixin
 
 
-class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, HealthMixin, BrowseMixin):
+class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, CaptureMixin, HealthMixin, BrowseMixin):
     # --- write -------------------------------------------------------------------------
 
     def write(
@@ -97,7 +98,8 @@ class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, H
                 raise InvalidInput("content is empty after trimming whitespace; pass some text")
             allow_duplicate = validate.flag(item.get("allow_duplicate", False), "allow_duplicate")
             metadata = dict(validate.metadata(item.get("metadata"), s))
-            text, metadata = validate.secrets(text, metadata, s.secrets)
+            # Captured text is redacted whatever MNEMO_SECRETS says: nobody chose to store it.
+            text, metadata = validate.secrets(text, metadata, item.get("_secrets") or s.secrets)
             if allow_duplicate:
                 # Consolidation's merge pass leaves alone what the writer chose to keep twice.
                 metadata["duplicate_allowed"] = True

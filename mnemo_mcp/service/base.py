@@ -46,7 +46,8 @@ class ServiceBase:
         except BaseException:
             self.store.close()
             raise
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        fixed = self.settings.now
+        self.clock = clock or ((lambda: fixed) if fixed is not None else (lambda: datetime.now(timezone.utc)))
         self._bound = False
         self._bind_lock = threading.Lock()
         self.weights = rules.QualityWeights(

@@ -27,6 +27,7 @@ class MemoryRow(BaseModel):
     memory_type: str
     domain: str
     tier: str
+    source: str = "write"
     quality: float
     valence: float
     archived: bool
@@ -57,6 +58,7 @@ class Facets(BaseModel):
     types: list[tuple[str, int]]
     tiers: list[tuple[str, int]]
     domains: list[tuple[str, int]]
+    sources: list[tuple[str, int]] = Field(default_factory=list)
 
 
 class LinkedConcept(BaseModel):
@@ -138,6 +140,7 @@ def _memory_row(row: dict[str, Any], relevance: float | None = None, score: floa
         memory_type=row["memory_type"],
         domain=row["domain"],
         tier=row["tier"],
+        source=row["source"],
         quality=rnd(row["quality"]),
         valence=rnd(row["valence"]),
         archived=row["archived"],
@@ -162,6 +165,7 @@ class BrowseMixin(ServiceBase):
         tags: list[str] | None = None,
         memory_type: str | None = None,
         tier: str | None = None,
+        source: str | None = None,
         archived: str = "live",
         domain: str | None = None,
         sort: str = "newest",
@@ -189,6 +193,7 @@ class BrowseMixin(ServiceBase):
                     tags=tag_filter,
                     memory_type=memory_type or None,
                     tier=tier,
+                    source=source or None,
                     sort=sort,
                     limit=limit,
                     offset=offset,
@@ -211,6 +216,7 @@ class BrowseMixin(ServiceBase):
             and (archived != "archived" or it.archived)
             and (not memory_type or it.memory_type == memory_type)
             and (not tier or it.tier == tier)
+            and (not source or rows[it.id]["source"] == source)
         ]
         return BrowsePage(
             items=items, total=len(items), offset=0, limit=limit, query=query, query_concepts=result.query_concepts, scope=domains

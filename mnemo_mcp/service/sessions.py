@@ -14,16 +14,25 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..core import lifecycle, reactions
+from ..core import cases, lifecycle, reactions
+from ..core.secrets import find_secrets, redact
 from ..errors import InvalidInput, MnemoError
 from ..models import SessionCredit, SessionPrompt
-from .base import ServiceBase, iso
+from .base import iso
+from .capture import CaptureMixin
 
 SESSION_EVENTS_KEPT = 50_000
 TURN, RECALL, CHECK, OUTCOME, ALIGN = "turn", "recall", "check", "outcome", "alignment"
-BACKGROUND, DIGEST = "background", "digest"
+BACKGROUND, DIGEST, CLAIM = "background", "digest", "claim"
 # SessionStart sources whose context no longer holds an earlier digest.
 FRESH_CONTEXT = ("startup", "clear", "compact")
+ASK_CHARS = 1000
+
+
+def _redacted(text: str) -> str:
+    """Text kept in session events (a prompt, an answer) with what looks like a secret masked."""
+    found = find_secrets(text)
+    return redact(text, found) if found else text
 
 
 def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -49,7 +58,7 @@ def _turn_of(events: list[dict[str, Any]], seq: int) -> list[dict[str, Any]]:
     return out
 
 
-class SessionMixin(ServiceBase):
+class SessionMixin(CaptureMixin):
     def _session_event(self, session_id: str, kind: str, stamp: str, **fields: Any) -> int:
         return self.store.add_session_event(
             {"session_id": session_id, "kind": kind, "created_at": stamp, "read_id": fields.pop("read_id", None), **fields},
@@ -65,6 +74,21 @@ class SessionMixin(ServiceBase):
     def _events(self, sid: str) -> list[dict[str, Any]]:
         with self.store.db.read():
             return self.store.session_events(sid)
+
+    def session_claim(self, session_id: str, event: str, tool_use_id: str | None, *, now: datetime | None = None) -> bool:
+        """First come for this tool call's event? Claude Code runs a hook once per `if` filter
+        that matches (`pytest && mypy` twice), in parallel: only the first counts it."""
+        sid = self._session_id(session_id)
+        if not tool_use_id:
+            return True
+        with self.store.db.write():
+            if any(
+                e["kind"] == CLAIM and e["detail"].get("tool_use_id") == tool_use_id and e["detail"].get("event") == event
+                for e in self.store.session_events(sid)
+            ):
+                return False
+            self._session_event(sid, CLAIM, iso(now or self.clock()), detail={"tool_use_id": tool_use_id, "event": event})
+        return True
 
     def session_recall(
         self,
@@ -111,6 +135,7 @@ class SessionMixin(ServiceBase):
                 return SessionPrompt(new_turn=False)
         reaction = reactions.classify(prompt)
         credit = None
+        ask, signature = _redacted(prompt[:ASK_CHARS]), None
         if reaction.label != reactions.UNKNOWN:
             outcome = {
                 reactions.WORKED: self.settings.outcome_worked,
@@ -118,14 +143,33 @@ class SessionMixin(ServiceBase):
                 reactions.PARTIAL: self.settings.outcome_partial,
             }[reaction.label]
             credit = self._react(sid, events, reaction.label, outcome, reaction.cue, now)
-        self.session_turn(sid, prompt_id=prompt_id, now=now)
+            self._resolve_pending(sid, events, reaction.label, outcome, "reaction", now, last_turn_only=True)
+            turns = [e for e in events if e["kind"] == TURN]
+            if reaction.label != reactions.WORKED and turns and turns[-1]["detail"].get("ask"):
+                # "still failing": the problem goes on, and so does its ask
+                ask, signature = turns[-1]["detail"]["ask"], turns[-1]["detail"].get("signature")
+        self.session_turn(sid, prompt_id=prompt_id, ask=ask, signature=signature, now=now)
         return SessionPrompt(new_turn=True, credit=credit)
 
-    def session_turn(self, session_id: str, *, prompt_id: str | None = None, now: datetime | None = None) -> None:
-        """A new user prompt: what follows belongs to a new turn."""
+    def session_turn(
+        self,
+        session_id: str,
+        *,
+        prompt_id: str | None = None,
+        ask: str | None = None,
+        signature: str | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        """A new user prompt: what follows belongs to a new turn (`ask`: what it asks, kept for
+        the turn's case while capture is on)."""
         sid = self._session_id(session_id)
+        detail: dict[str, Any] = {"prompt_id": prompt_id} if prompt_id else {}
+        if ask and self.settings.capture != "off":
+            detail["ask"] = ask
+            if signature:
+                detail["signature"] = signature
         with self.store.db.write():
-            self._session_event(sid, TURN, iso(now or self.clock()), detail={"prompt_id": prompt_id} if prompt_id else {})
+            self._session_event(sid, TURN, iso(now or self.clock()), detail=detail)
 
     def session_react(
         self, session_id: str, label: str, outcome: float, cue: str | None, *, now: datetime | None = None
@@ -173,12 +217,23 @@ class SessionMixin(ServiceBase):
         return aligned
 
     def session_check(
-        self, session_id: str, status: str, command: str, *, started_seq: int | None = None, now: datetime | None = None
+        self,
+        session_id: str,
+        status: str,
+        command: str,
+        *,
+        signature: str | None = None,
+        tool_use_id: str | None = None,
+        calls: list[tuple[str, str, str]] | None = None,
+        started_seq: int | None = None,
+        now: datetime | None = None,
     ) -> SessionCredit | None:
         """A test/build/lint result. A failure counts against the memories recalled in the turn
         the check ran in (once per turn); a pass after a failure counts for those recalled since
         the failure. `started_seq`: the check was started by that event (a background run) and
-        belongs to its turn, however late its result comes."""
+        belongs to its turn, however late its result comes. With capture on, the result also
+        closes error -> fix cases (`signature` of a failure, `calls` of the transcript) and gives
+        a pending case its outcome."""
         sid = self._session_id(session_id)
         s = self.settings
         events = self._events(sid)
@@ -197,7 +252,14 @@ class SessionMixin(ServiceBase):
             if open_failure is not None:
                 recalls = [e for e in events if e["kind"] == RECALL and e["seq"] > open_failure]
                 credit = self._credit(sid, recalls, s.check_pass_outcome, "check passed after a failure", "check", command, now)
-        detail = {"status": status, "command": command[:300]}
+        case = self._check_cases(sid, events, status, command, signature, calls or [], tool_use_id, now)
+        label, value = ("worked", s.outcome_worked) if status == "pass" else ("failed", s.outcome_failed)
+        self._resolve_pending(sid, events, label, value, "check", now, last_turn_only=False, case_id=case)
+        detail: dict[str, Any] = {"status": status, "command": command[:300], "identity": cases.check_identity(command)}
+        if signature:
+            detail["signature"] = signature
+        if tool_use_id:
+            detail["tool_use_id"] = tool_use_id
         if started_seq is not None:
             detail["background"] = started_seq
         with self.store.db.write():
@@ -225,6 +287,7 @@ class SessionMixin(ServiceBase):
         task_id: str | None,
         tool_use_id: str | None,
         outcome: str | None,
+        signature: str | None = None,
         now: datetime | None = None,
     ) -> SessionCredit | None:
         """A background task ended (Claude Code's task notification). When it is a check this
@@ -245,7 +308,10 @@ class SessionMixin(ServiceBase):
             return None
         if any(e["kind"] == CHECK and e["detail"].get("background") == started["seq"] for e in events):
             return None  # this task's result was taken already
-        return self.session_check(sid, outcome, started["detail"]["command"], started_seq=started["seq"], now=now)
+        return self.session_check(
+            sid, outcome, started["detail"]["command"], signature=signature,
+            tool_use_id=started["detail"].get("tool_use_id"), started_seq=started["seq"], now=now,
+        )
 
     def session_start(self, session_id: str, source: str | None, limit: int, *, now: datetime | None = None) -> list[dict] | None:
         """What a session should start with: the most useful memories in scope (possibly none),

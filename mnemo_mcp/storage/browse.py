@@ -31,6 +31,7 @@ def _where(
     tags: list[str] | None,
     memory_type: str | None,
     tier: str | None,
+    source: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     clauses: list[str] = []
     params: dict[str, Any] = {}
@@ -52,6 +53,9 @@ def _where(
     if tier:
         params["tier"] = tier
         clauses.append("m.tier = :tier")
+    if source:
+        params["source"] = source
+        clauses.append("m.source = :source")
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -63,6 +67,7 @@ def list_memories(
     tags: list[str] | None = None,
     memory_type: str | None = None,
     tier: str | None = None,
+    source: str | None = None,
     sort: str = "newest",
     limit: int = 50,
     offset: int = 0,
@@ -70,7 +75,7 @@ def list_memories(
     """One page of memories matching the filters, and how many match in all."""
     if archived not in ARCHIVED_CHOICES:
         raise ValueError(f"archived must be one of {ARCHIVED_CHOICES}")
-    where, params = _where(domains=domains, archived=archived, tags=tags, memory_type=memory_type, tier=tier)
+    where, params = _where(domains=domains, archived=archived, tags=tags, memory_type=memory_type, tier=tier, source=source)
     total = conn.execute("SELECT count(*) FROM memories m" + where, params).fetchone()[0]
     rows = conn.execute(
         _SELECT + where + f" ORDER BY {SORTS.get(sort, SORTS['newest'])} LIMIT :limit OFFSET :offset",
@@ -105,6 +110,7 @@ def facets(conn: apsw.Connection, *, tag_limit: int = 300) -> dict[str, list[tup
         ),
         "types": list(conn.execute("SELECT memory_type, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")),
         "tiers": list(conn.execute("SELECT tier, count(*) FROM memories GROUP BY 1 ORDER BY 1")),
+        "sources": list(conn.execute("SELECT source, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")),
         "domains": list(conn.execute("SELECT domain, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")),
     }
 

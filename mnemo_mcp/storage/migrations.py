@@ -146,6 +146,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX session_events_session ON session_events(session_id, seq);
         """,
     ),
+    (
+        4,
+        "captured cases: found by their key and by the error signature they answer",
+        """
+        CREATE INDEX memories_case_key ON memories(json_extract(metadata, '$.case.key')) WHERE memory_type = 'case';
+        CREATE INDEX memories_case_signature ON memories(json_extract(metadata, '$.case.signature'))
+            WHERE memory_type = 'case';
+        CREATE INDEX memories_source ON memories(source);
+        """,
+    ),
 ]
 
 

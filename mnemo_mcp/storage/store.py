@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import apsw
 
 from ..errors import AmbiguousId, ModelMismatch, NotFound
+from .cases import CaseQueries
 from .db import Database
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
@@ -65,7 +66,7 @@ def _json_list(values: Iterable[Any]) -> str:
     return json.dumps(list(values))
 
 
-class Store(MaintenanceQueries):
+class Store(MaintenanceQueries, CaseQueries):
     def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
         self.db = Database(path, busy_timeout_ms)
         migrate(self.db)

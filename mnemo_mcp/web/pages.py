@@ -133,6 +133,8 @@ def _chips(row: MemoryRow) -> Safe:
     ]
     if row.domain:
         parts.append(h('<span class="chip domain" title="domain">{d}</span>', d=row.domain))
+    if row.source != "write":
+        parts.append(h('<a class="chip source" href="{u}" title="how it was stored">{s}</a>', u=url("/", {"source": row.source}), s=row.source))
     for tag in row.tags:
         parts.append(h('<a class="chip tag" href="{u}" title="show memories tagged {t}">#{t}</a>', u=url("/", {"tags": tag}), t=tag))
     if row.archived:
@@ -210,6 +212,7 @@ def list_page(ctx: Ctx, page: BrowsePage, facets: Facets, params: dict[str, Any]
             h('<datalist id="tag-list">{o}</datalist>', o=join(h('<option value="{t}">', t=t) for t, _ in facets.tags)),
             _select("type", params.get("type") or "", [("", "any type")] + [(t, f"{t} ({n})") for t, n in facets.types], "type"),
             _select("tier", params.get("tier") or "", [("", "any tier")] + [(t, t) for t in lifecycle.TIERS], "tier"),
+            _select("source", params.get("source") or "", [("", "any source")] + [(x, f"{x} ({n})") for x, n in facets.sources], "source"),
             _select("archived", params.get("archived") or "live", [("live", "live"), ("archived", "archived only"), ("all", "live and archived")], "show"),
             _select("domain", params.get("domain") or "", [("", "this scope")] + [(d, d or "(no domain)") for d, _ in facets.domains if d], "domain")
             if any(d for d, _ in facets.domains)

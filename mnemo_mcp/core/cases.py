@@ -1,0 +1,209 @@
+"""Cases: what a session tried and how it went, read from what it shows, with no model.
+
+- `error_signature`: the lines of a failing check's output that name the failure (exception type
+  and message, failing test ids, compiler errors), with what changes from run to run masked
+  (paths, line and column numbers, hex ids, addresses, timings, ports, dates), so the same
+  failure on another day, in another checkout, has the same signature.
+- `actionable`: the part of an answer someone could act on, verbatim: code blocks, commands and
+  code in backticks with the sentences that carry them, config lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+SIGNATURE_LINES = 3
+SIGNATURE_CHARS = 300
+ACTIONABLE_CHARS = 1200
+
+# Lines that name a failure, most telling first (a failing test id, then the error itself).
+_SALIENT = [
+    re.compile(p)
+    for p in (
+        r"^FAILED\s+\S+",  # pytest short summary: FAILED tests/test_x.py::test_y - AssertionError: ...
+        r"^(?:---\s*)?FAIL:?\s+\S+",  # go test: --- FAIL: TestX ; mocha/ava
+        r"^\s*●\s+\S",  # jest: ● Suite › test name
+        r"^test\s+\S+\s+\.\.\.\s+FAILED",  # cargo test
+        r"^error(?:\[E\d+\])?:\s",  # rustc, gcc, tsc-like
+        r"^\S+\.\w+:\d+(?::\d+)?:?\s*(?:-\s*)?(?:error|fatal error)\b",  # file:line: error
+        r"^\S+\(\d+,\d+\):\s*error\s",  # tsc: src/a.ts(3,5): error TS2322
+        r"^\s*(?:E\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt)\b(?::|$)",  # Python, Java, JS
+        r"^(?:thread\s+'[^']*'\s+panicked|panic:)",  # rust, go panics
+        r"^\[ERROR\]\s",  # maven
+        r"^(?:ERROR|FATAL|fatal):\s",  # docker buildkit, git
+        r"^npm ERR!\s",
+        r"^\s*Error:\s",
+    )
+]
+_NOISE = re.compile(r"^\s*(?:at\s|File\s\"|Traceback|During handling|\^+\s*$|~+\s*$|\|)")
+_MASKS = [
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "<time>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
+    (re.compile(r"(?<![\w/.-])(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+-]+)+[/\\]?"), "<path>"),  # /abs, ./rel, C:\x
+    (re.compile(r"\b(?:[\w.-]+[/\\])+[\w.-]+\.\w+\b"), "<path>"),  # src/app/main.py
+    (re.compile(r"\b[0-9a-f]{7,}\b", re.I), "<hex>"),  # commit ids, object ids
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|m|min|µs|us|ns)\b"), "<t>"),
+    (re.compile(r"(?<=[:(,])\d+\b"), "<n>"),  # :line, :line:col, (line,col)
+    (re.compile(r"\bline\s+\d+\b", re.I), "line <n>"),
+    (re.compile(r"\b(?:pid|port|PID|Port)\s*[=:]?\s*\d+\b"), "<n>"),
+    (re.compile(r"(?<![\w.])\d{3,}(?![\w.])"), "<n>"),  # long numbers; versions like 1.24.3 stay
+]
+_SPACE = re.compile(r"\s+")
+
+
+def mask(line: str) -> str:
+    """A line with what varies between runs of the same failure replaced by placeholders."""
+    for pattern, repl in _MASKS:
+        line = pattern.sub(repl, line)
+    return _SPACE.sub(" ", line).strip()
+
+
+def error_signature(output: str) -> str | None:
+    """The failure a check's output names, normalized; None when nothing in it looks like one."""
+    if not isinstance(output, str) or not output.strip():
+        return None
+    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip()]
+    if lines and re.match(r"^Exit code -?\d+$", lines[0]):  # Claude Code's first line of a failed Bash call
+        lines = lines[1:]
+    picked: list[tuple[int, int, str]] = []
+    seen: set[str] = set()
+    for i, line in enumerate(lines):
+        if _NOISE.match(line):
+            continue
+        for rank, pattern in enumerate(_SALIENT):
+            if pattern.search(line):
+                text = mask(line)[:200]
+                if text not in seen:
+                    seen.add(text)
+                    picked.append((rank, i, text))
+                break
+    if not picked:
+        return None
+    # The most telling kinds first; within a kind the last occurrence (a traceback ends with it).
+    best = sorted(picked, key=lambda t: (t[0], -t[1]))[:SIGNATURE_LINES]
+    best.sort(key=lambda t: t[1])
+    return " | ".join(t[2] for t in best)[:SIGNATURE_CHARS]
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
+_INLINE = re.compile(r"`([^`\n]+)`")
+_CONFIG = re.compile(r"^\s*(?:[A-Za-z_][\w.-]*\s*[=:]\s*\S.*|export\s+\w+=.*|\$\s+\S.*)$")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])|\n+")
+
+
+def actionable(answer: str, limit: int = ACTIONABLE_CHARS) -> str:
+    """The part of an answer someone could act on, verbatim, within `limit` characters: code
+    blocks, the sentences that carry inline commands or code, and config-looking lines, in the
+    order they appear. "" when the answer holds none (prose alone is no case)."""
+    if not isinstance(answer, str) or not answer.strip():
+        return ""
+    parts: list[tuple[int, str]] = []
+    for m in _FENCE.finditer(answer):
+        body = m.group(1).strip("\n")
+        if body.strip():
+            parts.append((m.start(), "```\n" + body + "\n```"))
+    prose = _FENCE.sub(lambda m: "\n" + " " * (len(m.group(0)) - 1), answer)  # keep offsets
+    offset = 0
+    for chunk in _SENTENCE.split(prose):
+        start = prose.find(chunk, offset)
+        offset = start + len(chunk)
+        sentence = chunk.strip()
+        if not sentence:
+            continue
+        if _INLINE.search(sentence) or _CONFIG.match(sentence):
+            parts.append((start, " ".join(sentence.split())))
+    parts.sort()
+    out, used = [], 0
+    for _, text in parts:
+        if used + len(text) > limit:
+            room = limit - used
+            if room > 80:
+                out.append(text[: room - 1] + "…")
+            break
+        out.append(text)
+        used += len(text) + 1
+    return "\n".join(out)
+
+
+# --- what changed between a failure and the next result ----------------------------------------
+
+# Commands that look and do not touch: no part of a fix.
+_READ_ONLY = re.compile(
+    r"^(?:cd|pushd|popd|ls|ll|la|cat|bat|head|tail|less|more|grep|egrep|rg|ag|ack|find|fd|tree|wc|pwd|echo|printf|which|type|"
+    r"whereis|file|stat|du|df|ps|top|htop|env|printenv|id|whoami|date|uname|man|help|history|clear|true|"
+    r"git\s+(?:status|diff|log|show|branch|remote|blame|grep|ls-files|rev-parse|describe|shortlog)|"
+    r"docker\s+(?:ps|images|logs|inspect)|kubectl\s+(?:get|describe|logs)|npm\s+(?:ls|list|view|outdated)|"
+    r"pip\s+(?:show|list|freeze)|cargo\s+(?:tree|metadata)|go\s+(?:env|list|version)|"
+    r"python[\d.]*\s+(?:--version|-V)|node\s+(?:--version|-v))\b"
+)
+_PROGRAMS_WITH_SUBCOMMAND = {
+    "npm", "pnpm", "yarn", "bun", "cargo", "go", "make", "mvn", "./mvnw", "gradle", "./gradlew", "dotnet",
+    "bazel", "swift", "mix", "deno", "bundle", "golangci-lint", "ruff", "docker",
+}
+
+
+def check_identity(check: str) -> str:
+    """Which check a command is, whatever its arguments: `pytest -q tests/x.py` and `pytest` are
+    one check, `npm test` and `npm run build` two."""
+    words = check.split()
+    if len(words) >= 3 and words[0].startswith("python") and words[1] == "-m":
+        words = words[2:]
+    words = [w for w in words if not w.startswith("-")]
+    if not words:
+        return check.strip()
+    if words[0] in _PROGRAMS_WITH_SUBCOMMAND and len(words) > 1:
+        second = words[2] if words[1] == "run" and len(words) > 2 else words[1]
+        return f"{words[0]} {second}"
+    return words[0]
+
+
+def is_change(command: str) -> bool:
+    """A command that may have changed something (an install, an edit, an env change)."""
+    text = command.strip()
+    if not text:
+        return False
+    first = re.split(r"\s*(?:&&|;|\|\|?)\s*", text)
+    return any(part and not _READ_ONLY.match(part.strip()) for part in first)
+
+
+def describe_changes(files: list[str], commands: list[str], limit: int = 600) -> str:
+    """`editing a.py, b.py; running `x`, `y`` within `limit` characters ("" for none)."""
+    parts = []
+    if files:
+        parts.append("editing " + ", ".join(dict.fromkeys(files)))
+    if commands:
+        parts.append("running " + ", ".join(f"`{c}`" for c in dict.fromkeys(commands)))
+    text = "; ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fingerprint(files: list[str], commands: list[str], advice: str = "") -> str:
+    """What was done, independent of order and spacing: the same fix captured again has the
+    same fingerprint."""
+    items = sorted({f.strip() for f in files} | {" ".join(c.split()) for c in commands})
+    if not items and advice:
+        items = [" ".join(advice.split()).lower()]
+    return "\n".join(items)
+
+
+def case_key(kind: str, problem: str, done: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{kind}\x00{problem}\x00{done}".encode("utf-8", "replace")).hexdigest()[:32]
+
+
+WORKED, FAILED, UNPROVEN = "worked", "failed", "unproven"
+
+
+def case_standing(valence: float) -> str:
+    """How a case is shown: what worked, what was tried and did not work, or not yet known."""
+    if valence > 0.05:
+        return WORKED
+    if valence < -0.05:
+        return FAILED
+    return UNPROVEN
+
+
+CASE_MARKS = {WORKED: "worked before", FAILED: "tried before, did not work", UNPROVEN: "tried before, outcome unclear"}

@@ -1,0 +1,316 @@
+"""Capture: cases learned from what a session shows, with no model and no LLM call.
+
+- At the end of a turn (Stop) the turn becomes a *pending case*: the user's ask, the actionable
+  part of the answer (verbatim), the commands it ran and the files it edited, the error signature
+  of a check that failed. A pending case is a session event, not a memory: no read returns it.
+- An outcome makes it a memory (`memory_type` "case", `source` "capture"): the user's reaction
+  to the turn (worked / failed / partial), or the first check after the turn's changes. The
+  outcome goes through the ordinary delta rule, with context links from the ask's concepts.
+  Without an outcome it expires after `capture_pending_turns` turns (or hours): silence is not an
+  outcome, and nothing is stored.
+- Checks make *error -> fix* cases: a check that failed and later passes, with changes in
+  between, gives "`<check>` failed with `<signature>`; fixed by <changes>" (+1); changes after
+  which it still failed give a failed attempt (-1).
+- The same case captured again (same kind, problem and changes) is one memory whose outcomes add
+  up. Captured text passes the secrets guard in redact mode, so a case is not lost to one token.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..core import cases
+from ..core.text import extract_concepts
+from .base import ServiceBase, iso
+
+EDIT, PENDING, CASE = "edit", "pending", "case"
+ASK_CHARS = 600
+Call = tuple[str, str, str]  # (tool_use id, tool name or "prompt", command or edited file)
+
+
+def _calls_between(calls: list[Call], after_id: str, until_id: str | None) -> list[Call]:
+    """The calls after `after_id` and before `until_id` (the end when not found)."""
+    ids = [c[0] for c in calls]
+    if after_id not in ids:
+        return []
+    start = ids.index(after_id) + 1
+    end = ids.index(until_id, start) if until_id in ids[start:] else len(calls)
+    return [c for c in calls[start:end] if c[1] != "prompt"]
+
+
+def _calls_since_prompts(calls: list[Call], prompts: int, until_id: str | None) -> list[Call]:
+    """The calls since the `prompts`-th last user prompt of the transcript, before `until_id`."""
+    ids = [c[0] for c in calls]
+    end = ids.index(until_id) if until_id and until_id in ids else len(calls)
+    marks = [i for i, c in enumerate(calls[:end]) if c[1] == "prompt"]
+    start = marks[-prompts] + 1 if len(marks) >= prompts else 0
+    return [c for c in calls[start:end] if c[1] != "prompt"]
+
+
+class CaptureMixin(ServiceBase):
+    def _capturing(self, what: str = "outcomes") -> bool:
+        mode = self.settings.capture
+        return mode != "off" and (what == "fixes" or mode == "outcomes")
+
+    def session_edit(
+        self, session_id: str, tool: str, file: str, *, tool_use_id: str | None = None, now: datetime | None = None
+    ) -> None:
+        """The turn edited a file (PostToolUse of Edit, Write, MultiEdit, NotebookEdit)."""
+        sid = self._session_id(session_id)
+        if not self._capturing("fixes"):
+            return
+        with self.store.db.write():
+            self._session_event(
+                sid, EDIT, iso(now or self.clock()), detail={"tool": tool, "file": file[:300], "tool_use_id": tool_use_id}
+            )
+
+    # --- the turn's pending case ------------------------------------------------------------
+
+    def session_stop(
+        self, session_id: str, answer: str, calls: list[Call], *, now: datetime | None = None
+    ) -> dict[str, Any] | None:
+        """The end of a turn: what it tried becomes a pending case (None: nothing to keep).
+        `calls`: the turn's (tool_use id, tool, command or file) from the transcript."""
+        sid = self._session_id(session_id)
+        if not self._capturing("outcomes"):
+            return None
+        from .sessions import CHECK, TURN, _since_last
+
+        events = self._events(sid)
+        turns = [e for e in events if e["kind"] == TURN]
+        if not turns or not turns[-1]["detail"].get("ask"):
+            return None
+        turn = _since_last(events, TURN)
+        made = [e for e in turn if e["kind"] == CASE and e["detail"].get("origin") == "check" and e["detail"].get("kind") == "fix"]
+        detail: dict[str, Any]
+        if made:  # a check already proved this turn's fix: the reaction adds to that case
+            detail = {"case_id": made[-1]["memory_ids"][0]}
+        else:
+            s = self.settings
+            advice = cases.actionable(answer or "", limit=s.capture_max_chars // 2)
+            files = self._turn_files(turn, calls)
+            commands = self._changes(calls)
+            if not (advice or files or commands):
+                return None
+            failed = [e for e in turn if e["kind"] == CHECK and e["detail"].get("status") == "fail"]
+            signature = next((e["detail"].get("signature") for e in reversed(failed) if e["detail"].get("signature")), None)
+            detail = {
+                "ask": turns[-1]["detail"]["ask"],
+                "advice": advice,
+                "files": files[:20],
+                "commands": commands[:20],
+                "signature": signature or turns[-1]["detail"].get("signature"),
+                "check": failed[-1]["detail"].get("command") if failed else None,
+            }
+        with self.store.db.write():
+            self._session_event(sid, PENDING, iso(now or self.clock()), detail=detail)
+        return detail
+
+    def _turn_files(self, turn: list[dict[str, Any]], calls: list[Call]) -> list[str]:
+        from ..hooks.events import EDIT_TOOLS  # the names Claude Code gives its edit tools
+
+        files = [e["detail"]["file"] for e in turn if e["kind"] == EDIT]
+        files += [what for _, name, what in calls if name in EDIT_TOOLS]
+        return list(dict.fromkeys(files))
+
+    def _changes(self, calls: list[Call]) -> list[str]:
+        """The commands among `calls` that may have changed something (checks and looks excluded)."""
+        from ..core import checks
+
+        patterns = (*checks.DEFAULT_CHECKS, *self.settings.extra_check_commands)
+        out = []
+        for _, name, what in calls:
+            if name == "Bash" and cases.is_change(what) and checks.check_kind(what, patterns) is None:
+                out.append(" ".join(what.split())[:300])
+        return list(dict.fromkeys(out))
+
+    def _open_pending(self, events: list[dict[str, Any]], now: datetime, *, last_turn_only: bool) -> dict[str, Any] | None:
+        """The newest pending case still waiting for its outcome (not resolved, not expired)."""
+        from .sessions import TURN
+
+        s = self.settings
+        resolved = {e["detail"].get("pending") for e in events if e["kind"] == CASE}
+        turns_after = 0
+        for e in reversed(events):
+            if e["kind"] == TURN:
+                turns_after += 1
+                if last_turn_only and turns_after > 1:
+                    return None
+            if e["kind"] != PENDING:
+                continue
+            if e["seq"] in resolved or turns_after > s.capture_pending_turns:
+                return None
+            if datetime.fromisoformat(e["created_at"]) < now - timedelta(hours=s.capture_pending_hours):
+                return None
+            return e
+        return None
+
+    def _resolve_pending(
+        self, sid: str, events: list[dict[str, Any]], label: str, value: float, via: str, now: datetime | None,
+        *, last_turn_only: bool, case_id: str | None = None,
+    ) -> str | None:
+        """Give the open pending case this outcome: it becomes (or adds to) a case memory.
+        `case_id`: the check that decided it also made that case, which already holds the
+        outcome: the pending case is settled by it, not counted twice."""
+        if not self._capturing("outcomes"):
+            return None
+        when = now or self.clock()
+        pending = self._open_pending(events, when, last_turn_only=last_turn_only)
+        if pending is None:
+            return None
+        d = pending["detail"]
+        if via == "check" and not d.get("case_id") and not (d.get("files") or d.get("commands")):
+            return None  # a check says nothing of advice that changed nothing
+        if case_id:
+            mid: str | None = case_id
+        elif d.get("case_id"):
+            mid = self._credit_case(d["case_id"], label, value, d.get("ask") or "", via, when)
+        else:
+            problem = d.get("signature") or " ".join(sorted(extract_concepts(d["ask"])[:8]))
+            done = cases.fingerprint(d.get("files", []), d.get("commands", []), d.get("advice", ""))
+            mid = self._case(
+                sid,
+                kind="advice",
+                content=self._advice_text(d),
+                key=cases.case_key("advice", problem, done),
+                meta={"signature": d.get("signature"), "check": d.get("check"), "ask": d["ask"][:ASK_CHARS]},
+                label=label,
+                value=value,
+                ask=d["ask"],
+                via=via,
+                now=when,
+            )
+        with self.store.db.write():
+            self._session_event(sid, CASE, iso(when), memory_ids=[mid] if mid else [],
+                                detail={"pending": pending["seq"], "outcome": label, "origin": via})
+        return mid
+
+    def _advice_text(self, d: dict[str, Any]) -> str:
+        lines = [f"Asked: {' '.join(d['ask'].split())[:ASK_CHARS]}"]
+        if d.get("signature"):
+            lines.append(f"Error: {d['signature']}")
+        if d.get("advice"):
+            lines.append(f"Advice: {d['advice']}")
+        changed = cases.describe_changes(d.get("files", []), [c for c in d.get("commands", []) if c not in (d.get("advice") or "")])
+        if changed:
+            lines.append(f"Done: {changed}")
+        return "\n".join(lines)
+
+    # --- error -> fix cases from checks -----------------------------------------------------------
+
+    def _check_cases(
+        self, sid: str, events: list[dict[str, Any]], status: str, check: str, signature: str | None,
+        calls: list[Call], tool_use_id: str | None, now: datetime | None,
+    ) -> str | None:
+        """A check's result closes the window opened by the last failure of the same check: a
+        pass after changes makes a fix case, a failure after changes a failed attempt."""
+        from .sessions import CHECK, OUTCOME, TURN
+
+        if not self._capturing("fixes"):
+            return None
+        identity = cases.check_identity(check)
+        failure = None
+        for e in events:
+            if e["kind"] == CHECK and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity:
+                failure = e if e["detail"].get("status") == "fail" else None
+        if failure is None:
+            return None
+        # Changes since the failure; when the user said it still failed after it, since that turn.
+        start_seq, after_id = failure["seq"], failure["detail"].get("tool_use_id")
+        for e in events:
+            if e["seq"] > failure["seq"] and e["kind"] == OUTCOME and e["detail"].get("label") == "failed":
+                turn_starts = [t["seq"] for t in events if t["kind"] == TURN and t["seq"] > e["seq"]]
+                start_seq, after_id = (turn_starts[0] if turn_starts else e["seq"]), None
+        if after_id:
+            window = _calls_between(calls, after_id, tool_use_id)
+        else:
+            turns_since = sum(1 for e in events if e["kind"] == TURN and e["seq"] >= start_seq)
+            window = _calls_since_prompts(calls, max(turns_since, 1), tool_use_id)
+        files = [e["detail"]["file"] for e in events if e["kind"] == EDIT and e["seq"] > start_seq]
+        files = list(dict.fromkeys(files + [w for _, name, w in window if name != "Bash"]))
+        commands = self._changes(window)
+        if not files and not commands:
+            return None  # nothing changed: a flaky check, not a fix
+        old_sig = failure["detail"].get("signature") or "an error"
+        changed = cases.describe_changes(files, commands)
+        turns = [e for e in events if e["kind"] == TURN]
+        ask = turns[-1]["detail"].get("ask", "") if turns else ""
+        if status == "pass":
+            kind, label, value = "fix", cases.WORKED, self.settings.outcome_worked
+            text = f"`{check}` failed with `{old_sig}`; fixed by {changed}."
+        else:
+            kind, label, value = "attempt", cases.FAILED, self.settings.outcome_failed
+            text = f"`{check}` failed with `{old_sig}`; tried {changed}; it still failed" + (
+                f" with `{signature}`." if signature and signature != old_sig else ".")
+        if ask:
+            text += f"\nAsked: {' '.join(ask.split())[:ASK_CHARS]}"
+        mid = self._case(
+            sid,
+            kind=kind,
+            content=text,
+            key=cases.case_key(kind, failure["detail"].get("signature") or identity, cases.fingerprint(files, commands)),
+            meta={"signature": failure["detail"].get("signature"), "check": check, "ask": ask[:ASK_CHARS]},
+            label=label,
+            value=value,
+            ask=ask + " " + (failure["detail"].get("signature") or ""),
+            via="check",
+            now=now or self.clock(),
+        )
+        if mid:
+            with self.store.db.write():
+                self._session_event(sid, CASE, iso(now or self.clock()), memory_ids=[mid],
+                                    detail={"origin": "check", "kind": kind, "outcome": label})
+        return mid
+
+    # --- storing cases ------------------------------------------------------------------------
+
+    def _case(
+        self, sid: str, *, kind: str, content: str, key: str, meta: dict[str, Any], label: str, value: float,
+        ask: str, via: str, now: datetime,
+    ) -> str | None:
+        """Store (or add to) the case memory under `key` and apply the outcome. -> its id."""
+        s = self.settings
+        text = content if len(content) <= s.capture_max_chars else content[: s.capture_max_chars - 1] + "…"
+        with self.store.db.read():
+            existing = self.store.case_by_key(key)
+        if existing is not None:
+            return self._credit_case(existing["id"], label, value, ask, via, now)
+        case = {"key": key, "kind": kind, "session": sid, "via": via, "worked": 0, "failed": 0, "partial": 0,
+                **{k: v for k, v in meta.items() if v}}
+        result = self.write_many(
+            [{"content": text, "tags": ["case", kind], "memory_type": "case", "metadata": {"case": case},
+              "source": "capture", "allow_duplicate": True, "_secrets": "redact"}],
+            now=now,
+        )[0]
+        return self._credit_case(result.id, label, value, ask, via, now)
+
+    def _credit_case(self, memory_id: str, label: str, value: float, ask: str, via: str, now: datetime) -> str | None:
+        """One more outcome for a case: its counts, and the delta rule with context links from
+        the ask's concepts (so the same question finds it, or finds it lower, next time)."""
+        from ..errors import MnemoError
+
+        try:
+            with self.store.db.write():
+                row = self.store.get(memory_id)
+                if row is None:
+                    return None
+                meta = row["metadata"]
+                case = dict(meta.get("case") or {})
+                case[label if label in ("worked", "failed", "partial") else "partial"] = int(case.get(label, 0)) + 1
+                meta["case"] = case
+                self.store.update(memory_id, metadata=meta, updated_at=iso(now))
+            concepts = extract_concepts(ask)[:16] or None
+            self.feedback([memory_id], value, None, concepts, source=f"capture:{via}", now=now)
+        except MnemoError:  # deleted meanwhile
+            return None
+        return memory_id
+
+    def cases_for(self, signature: str | None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The stored cases for an error signature in scope: what worked first, then what was
+        tried and did not work."""
+        n = self.settings.capture_recall_items if limit is None else limit
+        if not signature or n <= 0:
+            return []
+        with self.store.db.read():
+            return self.store.cases_for_signature(signature, self._read_scope(None), n)
