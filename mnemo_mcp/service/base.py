@@ -59,6 +59,11 @@ class ServiceBase:
     def close(self) -> None:
         self.store.close()
 
+    def store_replaced_since_damage(self) -> bool:
+        """True when the store was found damaged and another file has since taken its place
+        (a restored backup): the caller can open a new service on it."""
+        return self.store.db.damaged is not None and self.store.db.replaced()
+
     # --- embedding ---------------------------------------------------------------------
 
     def warm_up(self) -> None:
