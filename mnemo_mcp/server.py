@@ -103,7 +103,9 @@ class AppState:
         def run() -> None:
             if after is not None:
                 after.join()
-            for name, upkeep in (("consolidation", svc.maybe_consolidate), ("backup", svc.maybe_backup)):
+            # The backup first: it is a copy from before the day's bulk changes, and its check
+            # finds a damaged file before consolidation would write into it.
+            for name, upkeep in (("backup", svc.maybe_backup), ("consolidation", svc.maybe_consolidate)):
                 try:
                     report = upkeep()
                     if report is not None:

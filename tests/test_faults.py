@@ -374,3 +374,16 @@ def test_damage_found_mid_run_closes_the_file_and_every_later_call_says_so(tmp_p
         assert svc.store_replaced_since_damage()
     finally:
         svc.close()
+
+
+def test_salvage_leaves_behind_a_row_that_reads_but_whose_content_no_longer_matches_its_id(tmp_path):
+    db = tmp_path / "memory.db"
+    original = make_store(db, 20)
+    victim = next(mid for mid, (content, *_) in original.items() if content.startswith("Fault memory 7:"))
+    raw = db.read_bytes()
+    at = raw.index(b"Fault memory 7:")
+    db.write_bytes(raw[:at] + b"Fault memory 1:" + raw[at + 15:])  # one flipped digit: SQLite cannot tell
+    report = json.loads(cli(db, "--json", "doctor", "--salvage", "-o", str(tmp_path / "out.db")).stdout)
+    assert report["memories_skipped"] == 1 and report["memories_recovered"] == len(original) - 1
+    recovered = open_state(tmp_path / "out.db")
+    assert victim not in recovered and all(recovered[k] == original[k] for k in recovered)
