@@ -8,7 +8,6 @@ backup out of the rotation."""
 from __future__ import annotations
 
 import logging
-import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -89,9 +88,8 @@ class BackupMixin(ServiceBase):
         db = Path(s.db)
         folder = s.backup_folder
         assert folder is not None
-        size = sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
-        free = shutil.disk_usage(folder).free
-        if free < size + max(SPARE_BYTES, size // 10):
+        fits, free, size = backups.room_for_backup(db, folder, SPARE_BYTES)
+        if not fits:
             log.warning(
                 "automatic backup skipped: %s has %d MB free and a backup of %s needs about %d MB plus room to spare; "
                 "free some space or set MNEMO_BACKUP_DIR to another disk",

@@ -64,6 +64,15 @@ def list_backups(folder: Path, db: Path) -> list[tuple[datetime, Path]]:
     return [(when, path) for when, _, path in found]
 
 
+def room_for_backup(db: Path, folder: Path, spare: int) -> tuple[bool, int, int]:
+    """Whether a copy of `db` fits in `folder` and still leaves `spare` bytes (or a tenth of the
+    copy, if more) free: a backup must never take the room the database needs to write.
+    -> (fits, free bytes, bytes the copy needs)."""
+    size = sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
+    free = shutil.disk_usage(folder).free
+    return free >= size + max(spare, size // 10), free, size
+
+
 def claim(folder: Path, db: Path, stale_seconds: float) -> Path | None:
     """Take the right to write this database's next backup (several servers share a database),
     as a file created exclusively; one older than `stale_seconds` is from a process that died.
