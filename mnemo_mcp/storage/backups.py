@@ -53,7 +53,7 @@ def list_backups(folder: Path, db: Path) -> list[tuple[datetime, Path]]:
     found = []
     try:
         entries = list(os.scandir(folder))
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # no folder yet, or not readable: no backups to speak of (taking one will say why)
         return []
     for entry in entries:
         m = pattern.fullmatch(entry.name)
