@@ -119,7 +119,9 @@ async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random) -
 
     exe = shutil.which("mnemo-mcp")
     command, args = (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
-    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {"MNEMO_DB": str(db)}
+    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
+        # No automatic backup in the background: the figures measure reads, not a file copy.
+        "MNEMO_DB": str(db), "MNEMO_AUTO_BACKUP": "false"}
     t0 = time.perf_counter()
     async with stdio_client(StdioServerParameters(command=command, args=args, env=env)) as (r, w):
         async with ClientSession(r, w) as session:

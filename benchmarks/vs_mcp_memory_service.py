@@ -207,7 +207,9 @@ class Mnemo:
     def params(self, db: Path) -> StdioServerParameters:
         exe = shutil.which("mnemo-mcp")
         command, args = (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
-        env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {"MNEMO_DB": str(db)}
+        env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
+            # No automatic backup in the background: the figures measure reads, not a file copy.
+            "MNEMO_DB": str(db), "MNEMO_AUTO_BACKUP": "false"}
         return StdioServerParameters(command=command, args=args, env=env)
 
     async def store(self, client: Client, content: str, bulk: bool) -> tuple[str | None, str | None]:

@@ -103,8 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     un.add_argument("client", choices=("claude",))
     un.add_argument("--scope", choices=("user", "project"), default="user")
 
-    dr = sub.add_parser("doctor", help="check that memories, vectors and the text index agree (exit 1 if not)")
-    dr.add_argument("--repair", action="store_true", help="fix what can be fixed (never content, valence or ratings)")
+    from .recovery_cli import add_commands
+
+    add_commands(sub)  # doctor, restore-backup
     bk = sub.add_parser("backup", help="a consistent copy of the database, safe while servers write")
     bk.add_argument("path")
     bk.add_argument("--force", action="store_true", help="replace an existing file")
@@ -154,6 +155,8 @@ def _human_read(r) -> None:
     if r.expanded_concepts:
         print(f"expanded with: {', '.join(r.expanded_concepts)}")
     print(f"read_id: {r.read_id}")
+    if r.warning:
+        print(f"warning: {r.warning}", file=sys.stderr)
 
 
 def _human_list(page) -> None:
@@ -176,16 +179,6 @@ def _human_consolidation(r) -> None:
             print(f"  {kind:8} {ch.id[:12]}{into}  {ch.reason}  | {ch.preview}")
     if r.truncated:
         print("  (lists truncated; counts are complete; use --json for the first entries of each)")
-
-
-def _human_doctor(r) -> None:
-    for c in r.checks:
-        mark = "ok  " if c.ok else "FAIL"
-        extra = f" ({c.found} found{'; ' + c.detail if c.detail else ''})" if not c.ok else ""
-        print(f"{mark} {c.name}{extra}")
-    for line in r.repaired:
-        print(f"repaired: {line}")
-    print(f"{r.memories} memories; " + ("healthy" if r.ok else "problems remain (run with --repair)"))
 
 
 def _parse_now(text: str):
@@ -231,10 +224,6 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "consolidate":
             now = _parse_now(args.now) if args.now else None
             _print(svc.consolidate(dry_run=args.dry_run, now=now), args.json, _human_consolidation)
-        elif cmd == "doctor":
-            report = svc.doctor(repair=args.repair)
-            _print(report, args.json, _human_doctor)
-            return 0 if report.ok else 1
         elif cmd == "backup":
             _print(svc.backup(args.path, overwrite=args.force), args.json, _human_kv)
         elif cmd == "restore":
@@ -349,6 +338,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .hooks.entry import main as hook_main
 
             return hook_main(args.event)
+        if args.command in ("doctor", "restore-backup"):
+            from .recovery_cli import run as recovery
+
+            return recovery(args, _settings(args))
         if args.command == "dashboard":
             from .web import serve as dashboard
 

@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     busy_timeout_ms: int = Field(10_000, ge=0)
     read_log_limit: int = Field(20_000, ge=100, description="reads kept for feedback by read_id")
 
+    # Backups: the MCP server takes an online copy when the newest is older than the interval
+    auto_backup: bool = Field(True, description="false: no automatic backups")
+    backup_interval_hours: float = Field(24.0, gt=0.0, description="at most one automatic backup per this many hours")
+    backup_keep: int = Field(7, ge=1, description="automatic backups kept; older ones are deleted")
+    backup_dir: Path | None = Field(None, description="folder for backups (default: 'backups' beside the database)")
+
     # Scope: memories belong to a project (a domain); reads rank the project's and global ones
     project: str | None = Field(None, description="project scope name; interfaces default it to the git root's name")
     scope: Literal["project", "all"] = Field("project", description="'all': reads search every domain")
@@ -204,10 +210,17 @@ class Settings(BaseSettings):
     def _utc(cls, v: datetime | None) -> datetime | None:
         return v.replace(tzinfo=timezone.utc) if v is not None and v.tzinfo is None else v
 
-    @field_validator("db", "model_cache_dir", "hook_log", mode="after")
+    @field_validator("db", "model_cache_dir", "hook_log", "backup_dir", mode="after")
     @classmethod
-    def _expand(cls, v: Path) -> Path:
-        return Path(expand(v))
+    def _expand(cls, v: Path | None) -> Path | None:
+        return None if v is None else Path(expand(v))
+
+    @property
+    def backup_folder(self) -> Path | None:
+        """Where this database's backups go (None: an in-memory database has none)."""
+        if str(self.db) == ":memory:":
+            return None
+        return self.backup_dir or self.db.parent / "backups"
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -34,3 +34,23 @@ class ModelMismatch(MnemoError):
 
 class EmbeddingUnavailable(MnemoError):
     """The embedding model could not be loaded."""
+
+
+class StoreUnavailable(MnemoError):
+    """The database cannot be used right now; the message says why and what to do."""
+
+
+class StoreDamaged(StoreUnavailable):
+    """SQLite found the file damaged (or not a database at all). Nothing more is written to it."""
+
+
+class ForeignDatabase(StoreUnavailable):
+    """The file is a SQLite database made by something else; it is never modified."""
+
+
+class StoreInUse(StoreUnavailable):
+    """Another process has the database open, so it cannot be replaced now."""
+
+
+class DiskFull(MnemoError):
+    """A change did not fit on the disk; it was rolled back, nothing was lost."""

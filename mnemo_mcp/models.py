@@ -57,6 +57,7 @@ class ReadResult(BaseModel):
     query_concepts: list[str]
     items: list[MemoryItem]
     expanded_concepts: list[str] | None = Field(None, description="concepts added through learned associations")
+    warning: str | None = Field(None, description="set when the read could not be recorded (disk full): its read_id is unknown to memory_feedback")
 
     @model_serializer(mode="wrap")
     def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -147,6 +148,9 @@ class StatsResult(BaseModel):
     embedding_model: str | None
     embedding_dim: int | None
     last_consolidation: str | None = Field(None, description="as-of date of the last consolidation run")
+    last_backup: str | None = Field(None, description="when the newest automatic backup was taken (UTC)")
+    last_backup_age_hours: float | None = Field(None, description="how old that backup is")
+    backups: int = Field(0, description="automatic backups kept")
 
 
 class DeleteResult(BaseModel):
@@ -219,12 +223,55 @@ class DoctorReport(BaseModel):
     memories: int
     checks: list[HealthCheck]
     repaired: list[str] = Field(default_factory=list)
+    advice: list[str] = Field(default_factory=list, description="what to do about problems a repair cannot fix")
 
 
 class BackupResult(BaseModel):
     path: str
     memories: int
     bytes: int
+
+
+class BackupInfo(BaseModel):
+    path: str
+    taken_at: str = Field(description="UTC time from the file name")
+    bytes: int
+
+
+class FileDiagnosis(BaseModel):
+    """What `doctor` can say about a database file that the service cannot open."""
+
+    path: str
+    exists: bool
+    bytes: int = 0
+    problem: str = Field(description="damaged, foreign, disk_full, unavailable or none")
+    detail: str = Field(description="the error, as SQLite or the system reported it")
+    integrity: list[str] = Field(default_factory=list, description="the first problems SQLite's quick_check lists")
+    memories_listed: int | None = Field(None, description="memories the file still counts (None: cannot tell)")
+    latest_backup: BackupInfo | None = None
+    advice: list[str] = Field(default_factory=list)
+
+
+class SalvageReport(BaseModel):
+    source: str = Field(description="the damaged file, left as it was")
+    output: str | None = Field(description="the new database holding what was recovered (None: nothing was)")
+    memories_recovered: int
+    memories_listed: int | None = Field(None, description="memories the damaged file still counts (None: cannot tell)")
+    memories_skipped: int = Field(0, description="rows that read but failed their content check (id != hash of content)")
+    unreadable_regions: int = Field(0, description="ranges of rows SQLite could not read and that were skipped")
+    vectors_copied: int = 0
+    vectors_reembedded: int = 0
+    feedback_events: int = 0
+    context_links: int = 0
+    associations: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+
+class RestoreResult(BaseModel):
+    restored_from: str
+    database: str
+    memories: int
+    previous_kept_at: str | None = Field(None, description="the file that was replaced, kept under this name")
 
 
 def _without_none(data: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,9 @@ mnemo is a long-term memory that learns from outcomes.
 """
 
 
+ServiceFactory = Callable[[Settings], MemoryService]
+
+
 @dataclass
 class AppState:
     """What the tools share: the service, or the error that kept it from opening."""
@@ -72,6 +75,32 @@ class AppState:
     consolidation: threading.Thread | None = field(default=None, repr=False)
     hooks: Listener | None = field(default=None, repr=False)
     hook_host: Any = field(default=None, repr=False)
+    factory: ServiceFactory | None = field(default=None, repr=False)
+    _open_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def open(self) -> None:
+        try:
+            self.service = self.factory(self.settings)
+            self.error = None
+        except MnemoError as err:
+            # Logged once: each tool call tries again and would repeat it.
+            (log.info if str(err) == self.error else log.error)("mnemo-mcp cannot open its store: %s", err)
+            self.error = str(err)
+
+    def usable_service(self) -> MemoryService:
+        """The service, opened again when it could not be before (the disk had no room, the file
+        was damaged and a backup has been restored since): the server never has to restart."""
+        with self._open_lock:
+            svc = self.service
+            if svc is not None and svc.store_replaced_since_damage():
+                svc.close()
+                self.service = svc = None
+            if svc is None and self.factory is not None:
+                self.open()
+                svc = self.service
+        if svc is None:
+            raise ToolError(self.error or "the memory store is not open")
+        return svc
 
     def listen_for_hooks(self) -> None:
         """Answer Claude Code hooks with this process's model (see hooks.channel)."""
@@ -97,10 +126,10 @@ class AppState:
             self.service.close()
 
     def consolidate_in_background(self, after: threading.Thread | None = None) -> None:
-        """Start an automatic consolidation if one is due and none is running in this process.
+        """Start automatic consolidation and backup if due and none is running in this process.
         Runs off the request path: a tool call never waits for more than one page of it."""
         svc = self.service
-        if svc is None or not self.settings.auto_consolidate:
+        if svc is None or not (self.settings.auto_consolidate or self.settings.auto_backup):
             return
         if self.consolidation is not None and self.consolidation.is_alive():
             return
@@ -108,18 +137,18 @@ class AppState:
         def run() -> None:
             if after is not None:
                 after.join()
-            try:
-                report = svc.maybe_consolidate()
-                if report is not None:
-                    log.info("consolidated: %s", report.counts)
-            except Exception as err:  # never take the server down for upkeep
-                log.warning("automatic consolidation failed: %s", err)
+            # The backup first: it is a copy from before the day's bulk changes, and its check
+            # finds a damaged file before consolidation would write into it.
+            for name, upkeep in (("backup", svc.maybe_backup), ("consolidation", svc.maybe_consolidate)):
+                try:
+                    report = upkeep()
+                    if report is not None:
+                        log.info("automatic %s: %s", name, getattr(report, "counts", report))
+                except Exception as err:  # never take the server down for upkeep
+                    log.warning("automatic %s failed: %s", name, err)
 
         self.consolidation = threading.Thread(target=run, name="mnemo-consolidate", daemon=True)
         self.consolidation.start()
-
-
-ServiceFactory = Callable[[Settings], MemoryService]
 
 
 def build_server(settings: Settings | None = None, service_factory: ServiceFactory | None = None) -> MCPServer:
@@ -130,12 +159,8 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
     async def lifespan(_: MCPServer) -> AsyncIterator[AppState]:
         # Runs before the initialize reply: open the database (milliseconds) and load the model in
         # the background, so the handshake never waits for it. A read that comes first waits.
-        state = AppState(settings)
-        try:
-            state.service = factory(settings)
-        except MnemoError as err:
-            state.error = str(err)
-            log.error("mnemo-mcp cannot open its store: %s", err)
+        state = AppState(settings, factory=factory)
+        state.open()  # on failure the tools answer with the error (and try again on each call)
         if state.service is not None:
             state.warmup = threading.Thread(target=state.service.warm_up, name="mnemo-warmup", daemon=True)
             state.warmup.start()
@@ -158,10 +183,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         return ctx.request_context.lifespan_context
 
     def service_of(ctx: Context) -> MemoryService:
-        state = state_of(ctx)
-        if state.service is None:
-            raise ToolError(state.error or "the memory store is not open")
-        return state.service
+        return state_of(ctx).usable_service()
 
     @contextmanager
     def tool_errors() -> Iterator[None]:
@@ -202,7 +224,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             result = svc.write(
                 content, tags, memory_type, metadata, domain, supersedes=supersedes, allow_duplicate=allow_duplicate
             )
-        if result.created and svc.consolidation_due() == "writes":
+        if result.created and (svc.consolidation_due() == "writes" or svc.backup_due()):
             state_of(ctx).consolidate_in_background()
         return result
 

@@ -19,9 +19,10 @@ def real_embedder() -> FastEmbedEmbedder:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    # No background consolidation: tests that compare the store before and after a call would
-    # otherwise race the server's first automatic run (tested on its own in test_lifecycle).
-    return Settings(db=tmp_path / "memory.db", auto_consolidate=False)
+    # No background consolidation or backup: tests that compare the store (and its stats) before
+    # and after a call would otherwise race the server's first automatic run (tested on their
+    # own in test_lifecycle and test_backups).
+    return Settings(db=tmp_path / "memory.db", auto_consolidate=False, auto_backup=False)
 
 
 @pytest.fixture

@@ -174,7 +174,7 @@ def harness(tmp_path):
         services.append(MemoryService(s, HashEmbedder()))
         return services[-1]
 
-    server = build_server(Settings(db=tmp_path / "bad.db", auto_consolidate=False), service_factory=factory)
+    server = build_server(Settings(db=tmp_path / "bad.db", auto_consolidate=False, auto_backup=False), service_factory=factory)
     with (
         start_blocking_portal("asyncio") as portal,
         portal.wrap_async_context_manager(Client(server, mode="legacy")) as client,
@@ -839,6 +839,7 @@ class StdioServer:
             MNEMO_DB=str(tmp_path / "stdio.db"),
             MNEMO_EMBED_MODEL="mnemo-hash-64",
             MNEMO_AUTO_CONSOLIDATE="false",
+            MNEMO_AUTO_BACKUP="false",  # its stats are compared before and after each call
             HOME=str(tmp_path),
             XDG_DATA_HOME=str(tmp_path / "data"),
             XDG_CACHE_HOME=str(tmp_path / "cache"),

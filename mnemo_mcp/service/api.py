@@ -2,7 +2,8 @@
 through the store and the embedder; `now` can be passed to every operation that stamps time.
 
 The class is assembled from parts by concern: reading (ranking), learning (feedback, ratings),
-lifecycle (consolidation, archive, supersede); writing and the store-wide operations are here."""
+lifecycle (consolidation, archive, supersede), health (doctor), backups; writing and the
+store-wide operations are here."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..core import lifecycle, rules
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import DeleteResult, ImportResult, StatsResult, WriteResult, preview
+from .backups import BackupMixin
 from .base import iso, rnd
 from .browse import BrowseMixin
 from .capture import CaptureMixin
@@ -24,7 +26,9 @@ from .reading import ReadingMixin
 from .sessions import SessionMixin
 
 
-class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, CaptureMixin, HealthMixin, BrowseMixin):
+class MemoryService(
+    ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, CaptureMixin, HealthMixin, BackupMixin, BrowseMixin
+):
     # --- write -------------------------------------------------------------------------
 
     def write(
@@ -194,6 +198,7 @@ class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, C
             st = self.store.stats()
             bound = (self.store.get_meta("embedding_model"), self.store.get_meta("embedding_dim"))
             last = self.store.last_consolidation()
+        last_backup, backup_age, backup_count = self.backup_status()
         return StatsResult(
             total=st["total"],
             archived=st["archived"],
@@ -209,6 +214,9 @@ class MemoryService(ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, C
             embedding_model=bound[0] or self.embedder.name,
             embedding_dim=int(bound[1]) if bound[1] else self.embedder.dim,
             last_consolidation=last["as_of"] if last else None,
+            last_backup=last_backup,
+            last_backup_age_hours=backup_age,
+            backups=backup_count,
         )
 
     def delete(self, memory_id: str) -> DeleteResult:

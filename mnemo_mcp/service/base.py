@@ -65,6 +65,11 @@ class ServiceBase:
         """The embedding model is loaded and bound: a semantic read answers at once."""
         return self._bound
 
+    def store_replaced_since_damage(self) -> bool:
+        """True when the store was found damaged and another file has since taken its place
+        (a restored backup): the caller can open a new service on it."""
+        return self.store.db.damaged is not None and self.store.db.replaced()
+
     # --- embedding ---------------------------------------------------------------------
 
     def warm_up(self) -> None:

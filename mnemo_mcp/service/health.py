@@ -1,24 +1,33 @@
 """Health: `doctor` checks that memories, vectors, the full-text index and the learned state
-agree, and repairs what can be repaired without touching content, valence or ratings;
-`backup` takes a consistent copy while other processes write."""
+agree, and repairs what can be repaired without touching content, valence or ratings. A file
+SQLite finds damaged is beyond repair in place: `recovery.salvage` copies out what reads."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..errors import InvalidInput
-from ..models import BackupResult, DoctorReport, HealthCheck
+from ..models import DoctorReport, HealthCheck
 from .base import ServiceBase
 
 REEMBED_BATCH = 64
+DAMAGED_ADVICE = [
+    "the file is damaged: `mnemo-mcp doctor --salvage` copies every memory that still reads into a new file "
+    "(this one stays as it is), then `mnemo-mcp restore-backup <that file>` puts it in place",
+    "or `mnemo-mcp restore-backup` puts back the latest automatic backup (`--list` shows them)",
+]
 
 
 class HealthMixin(ServiceBase):
     def doctor(self, repair: bool = False) -> DoctorReport:
-        checks, repaired = self._checks(), []
+        with self.store.db.read():
+            problems = self.store.integrity_problems()
+        if problems:
+            # The other checks would read the damaged pages; nothing can be repaired in place.
+            check = HealthCheck(name="sqlite integrity_check", ok=False, found=len(problems), detail="; ".join(problems[:5]))
+            return DoctorReport(ok=False, memories=0, checks=[check], advice=DAMAGED_ADVICE)
+        integrity = HealthCheck(name="sqlite integrity_check", ok=True)
+        checks, repaired = [integrity, *self._checks()], []
         if repair and not all(c.ok for c in checks):
             repaired = self._repair(checks)
-            checks = self._checks()
+            checks = [integrity, *self._checks()]
         with self.store.db.read():
             memories = self.store.memory_count()
         return DoctorReport(ok=all(c.ok for c in checks), memories=memories, checks=checks, repaired=repaired)
@@ -26,16 +35,13 @@ class HealthMixin(ServiceBase):
     def _checks(self) -> list[HealthCheck]:
         st = self.store
         with st.db.read():
-            problems = st.integrity_problems()
-            checks = [HealthCheck(name="sqlite integrity_check", ok=not problems, found=len(problems),
-                                  detail="; ".join(problems[:5]) or None)]
             has_vectors = st.has_vector_table()
             total = st.memory_count()
             if has_vectors:
                 missing, orphans, drift = st.memories_without_vector(), st.vectors_without_memory(), st.vector_filters_out_of_step()
             else:  # no model bound yet: every memory lacks a vector
                 missing, orphans, drift = ([0] * total if total else []), [], []
-            checks += [
+            checks = [
                 HealthCheck(name="every memory has its vector", ok=not missing, found=len(missing)),
                 HealthCheck(name="no vector without its memory", ok=not orphans, found=len(orphans)),
                 HealthCheck(name="vector filters (archived, domain) match", ok=not drift, found=len(drift)),
@@ -56,9 +62,6 @@ class HealthMixin(ServiceBase):
         st = self.store
         done: list[str] = []
         by_name = {c.name: c for c in checks}
-        if not by_name["sqlite integrity_check"].ok:
-            # Page-level corruption is beyond a repair that keeps every row: say what to do.
-            done.append("integrity_check failed: restore a backup, or `mnemo-mcp export` what is readable and import it")
         if not by_name["every memory has its vector"].ok:
             self._ensure_bound()  # loads the model: missing vectors are made from the stored text
             with st.db.read():
@@ -90,24 +93,3 @@ class HealthMixin(ServiceBase):
                 st.delete_orphans()
                 done.append("dropped links and events of memories that no longer exist")
         return done
-
-    def backup(self, path: str | Path, *, overwrite: bool = False) -> BackupResult:
-        target = Path(path).expanduser()
-        if target.exists() and target.is_dir():
-            raise InvalidInput(f"{target} is a directory; give a file path such as {target / 'memory-backup.db'}")
-        if target.exists() and not overwrite:
-            raise InvalidInput(f"{target} already exists; choose another path or pass --force to replace it")
-        if target.resolve() == Path(self.settings.db).resolve():
-            raise InvalidInput("the backup path is the database itself; choose another file")
-        if target.exists():
-            target.unlink()
-        self.store.backup_to(target)
-        from ..storage.store import Store
-
-        copy = Store(target)
-        try:
-            with copy.db.read():
-                memories = copy.memory_count()
-        finally:
-            copy.close()
-        return BackupResult(path=str(target), memories=memories, bytes=target.stat().st_size)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .. import validate
 from ..core import rules
 from ..core.text import extract_concepts, fts_match_expression, query_words
+from ..errors import DiskFull
 from ..models import MemoryItem, ReadResult
 from .base import GLOBAL_DOMAIN, ServiceBase, iso, rnd
 
@@ -17,6 +19,12 @@ if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
     import numpy as np
 
 LEXICAL_SCORED = 2000  # keyword matches scored per read (see _candidates)
+NOT_RECORDED = (
+    "the disk is full: this read was not recorded, so memory_feedback cannot use its read_id "
+    "(pass query_concepts instead) and usage statistics were not updated; free some disk space"
+)
+
+log = logging.getLogger("mnemo_mcp.reading")
 
 
 @dataclass
@@ -63,13 +71,29 @@ class ReadingMixin(ServiceBase):
 
         read_id = secrets.token_hex(8)
         shown_expansion = expanded if expand else None
-        if not record:
-            with self.store.db.read():
-                rows = self.store.by_rowids([r[0] for r in ranked])
-                items = [self._item(rows[r[0]], r) for r in ranked if r[0] in rows]
-            return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion)
-        stamp = iso(now or self.clock())
-        items = []
+        if record:
+            try:
+                items = self._record_read(read_id, query, q_concepts, domains, ranked, iso(now or self.clock()))
+                return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion)
+            except DiskFull:
+                # A full disk must not make the memory unreadable: answer without the bookkeeping.
+                log.warning("disk full: a read was answered without recording it (read log and usage statistics not updated)")
+        with self.store.db.read():
+            rows = self.store.by_rowids([r[0] for r in ranked])
+            items = [self._item(rows[r[0]], r) for r in ranked if r[0] in rows]
+        return ReadResult(
+            read_id=read_id,
+            query_concepts=q_concepts,
+            items=items,
+            expanded_concepts=shown_expansion,
+            warning=NOT_RECORDED if record else None,
+        )
+
+    def _record_read(
+        self, read_id: str, query: str, q_concepts: list[str], domains: list[str] | None, ranked: list, stamp: str
+    ) -> list[MemoryItem]:
+        """Count each returned memory's use and log the read for feedback (one write) -> the items."""
+        items: list[MemoryItem] = []
         with self.store.db.write():
             rows = self.store.by_rowids([r[0] for r in ranked])
             for r in ranked:
@@ -87,9 +111,9 @@ class ReadingMixin(ServiceBase):
                     "results": [[it.id, i] for i, it in enumerate(items, start=1)],
                     "created_at": stamp,
                 },
-                keep=s.read_log_limit,
+                keep=self.settings.read_log_limit,
             )
-        return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion)
+        return items
 
     def _count_retrieval(self, row: dict[str, Any], rank: int, stamp: str) -> None:
         """A read returned this memory at `rank`: update its usage and quality (inside a write)."""

@@ -1,10 +1,9 @@
-"""SQL for upkeep: the hooks' session events, and the health checks, repairs and backup that
-`doctor` and `backup` run. A mixin of `Store`, kept apart so store.py stays readable."""
+"""SQL for upkeep: the hooks' session events, and the health checks and repairs that `doctor`
+runs. A mixin of `Store`, kept apart so store.py stays readable."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -121,18 +120,3 @@ class MaintenanceQueries:
     def delete_orphans(self) -> None:
         self.conn.execute("DELETE FROM cues WHERE memory_id NOT IN (SELECT id FROM memories)")
         self.conn.execute("DELETE FROM feedback_events WHERE memory_id NOT IN (SELECT id FROM memories)")
-
-    def backup_to(self, target: Path) -> None:
-        """A consistent copy through SQLite's online backup, in one step: it reads one snapshot
-        while other processes keep writing (WAL readers do not block writers)."""
-        from .db import _create_private_file
-
-        _create_private_file(target)
-        dest = apsw.Connection(str(target))
-        try:
-            with dest.backup("main", self.conn, "main") as b:
-                while not b.done:
-                    b.step(-1)
-        finally:
-            dest.close()
-

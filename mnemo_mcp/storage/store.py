@@ -69,7 +69,11 @@ def _json_list(values: Iterable[Any]) -> str:
 class Store(MaintenanceQueries, CaseQueries):
     def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
         self.db = Database(path, busy_timeout_ms)
-        migrate(self.db)
+        try:
+            migrate(self.db)
+        except BaseException:
+            self.db.close()
+            raise
         self._tokenizer = self.db.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
     def close(self) -> None:
@@ -113,6 +117,10 @@ class Store(MaintenanceQueries, CaseQueries):
 
     def bind_model(self, name: str, dim: int) -> None:
         self.check_model(name, dim)
+        with self.db.read():
+            bound = self.get_meta("embedding_model") is not None and self.has_vector_table()
+        if bound:  # nothing to write: a read must not need a free byte of disk
+            return
         with self.db.write() as conn:
             if self.get_meta("embedding_model") is None:
                 self.set_meta("embedding_model", name)

@@ -65,6 +65,14 @@ def _day(stamp: str | None) -> str:
     return stamp[:10] if stamp else "never"
 
 
+def _age(hours: float | None) -> str:
+    if hours is None:
+        return "never"
+    if hours < 1:
+        return "under an hour ago"
+    return f"{hours:.0f} hours ago" if hours < 48 else f"{hours / 24:.0f} days ago"
+
+
 def _when(stamp: str | None) -> str:
     return stamp[:16].replace("T", " ") if stamp else "never"
 
@@ -418,6 +426,7 @@ def analytics_page(ctx: Ctx, a: Analytics) -> Safe:
         ("concept links", s.associations),
         ("database", f"{s.db_size_bytes / 1e6:.1f} MB"),
         ("last consolidation", _day(s.last_consolidation)),
+        ("last backup", _age(s.last_backup_age_hours)),
     ]
     summary = join(h('<div class="card"><div class="big">{v}</div><div class="muted">{k}</div></div>', k=k, v=v) for k, v in cards)
     q_labels = [f"{i / 10:.1f}" for i in range(10)]
