@@ -103,7 +103,7 @@ class Session:
         return tid
 
     def _spawns(self, command: str) -> bool:
-        """Whether the installer's `if` filters let Claude Code run the hook for this command."""
+        """Whether the installer's `if` filters let Claude Code run PostToolUse for this command."""
         parts = [command, *re.split(r"\s*(?:&&|;)\s*", command)]
         return any(fnmatch.fnmatchcase(p.strip(), pat) for p in parts for pat in self.filters)
 
@@ -111,7 +111,7 @@ class Session:
         tid = self._tool("Bash", {"command": command, "description": "run it"})
         self._write({"type": "user", "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": tid, "content": output, "is_error": exit_code != 0}]}})
-        if not self._spawns(command):
+        if exit_code == 0 and not self._spawns(command):  # failures spawn the hook whatever the command
             return ""
         base = {**self._base("PostToolUse"), "tool_name": "Bash", "tool_input": {"command": command, "description": "run it"},
                 "tool_use_id": tid, "duration_ms": 800}
@@ -136,6 +136,16 @@ class Session:
                             "background_tasks": [], "session_crons": []}, self.now)
 
 
+def _reruns(check: dict[str, Any] | None, command: str) -> bool:
+    """Whether `command` runs the story's check again (`tox -r -e py311` reruns `tox -e py311`)."""
+    from mnemo_mcp.core import cases, checks
+
+    if not check:
+        return False
+    kind = checks.check_kind(command)
+    return kind is not None and cases.check_identity(kind) == cases.check_identity(check["command"])
+
+
 def first_session(s: Session, sc: dict[str, Any]) -> None:
     f = sc["first"]
     check = f.get("check")
@@ -146,7 +156,7 @@ def first_session(s: Session, sc: dict[str, Any]) -> None:
     for e in f.get("wrong_edits") or []:
         s.edit(e)
     for c in f.get("wrong_commands") or []:
-        still = check and c.strip() == check["command"].strip()
+        still = _reruns(check, c)
         s.bash(c, check["fail_output"] if still else "", 1 if still else 0)
     s.stop(f["wrong_answer"])
     s.prompt(f["failed_reaction"])
@@ -154,9 +164,9 @@ def first_session(s: Session, sc: dict[str, Any]) -> None:
         s.edit(e)
     verified = False
     for c in f.get("fix_commands") or []:
-        is_check = check and c.strip() == check["command"].strip()
+        is_check = _reruns(check, c)
         s.bash(c, check["pass_output"] if is_check else "", 0)
-        verified = verified or bool(is_check)
+        verified = verified or is_check
     if check and not verified:
         s.bash(check["command"], check["pass_output"], 0)
     s.stop(f["fix_answer"])
@@ -215,6 +225,7 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
                 mine[sc["id"]] = {mid[:12]: _standing(m.valence) for mid, m in new.items()}
                 per_session.append(len(new))
             outcomes: dict[str, list[str]] = {"prompt": [], "check": []}
+            stories: list[dict[str, Any]] = []
             tokens: list[int] = []
             for i, sc in enumerate(scenarios):
                 rec = sc["recurrence"]
@@ -225,11 +236,15 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
                     ctx = s.prompt(rec["prompt"])
                     tokens.append(_tokens(ctx))
                     outcomes["prompt"].append(verdict(ctx, mine[sc["id"]]))
+                    stories.append({"id": sc["id"], "as": "prompt", "verdict": outcomes["prompt"][-1],
+                                    "shown": shown(ctx), "captured": mine[sc["id"]]})
                 if rec["mode"] in ("check", "both") and rec.get("check"):
                     if rec["mode"] == "check":
                         s.prompt("run the tests")
                     ctx = s.bash(rec["check"]["command"], rec["check"]["fail_output"], 1)
                     outcomes["check"].append(verdict(ctx, mine[sc["id"]]))
+                    stories.append({"id": sc["id"], "as": "check", "verdict": outcomes["check"][-1],
+                                    "shown": shown(ctx), "captured": mine[sc["id"]]})
             noise = 0
             for i, u in enumerate(unrelated):
                 folder = projects.get(u.get("ecosystem")) or next(iter(projects.values()))
@@ -265,6 +280,7 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
         "tokens_per_prompt": sum(tokens) / len(tokens) if tokens else 0.0,
         "hook_ms": {e: {"p50": percentile(v, 0.5), "p95": percentile(v, 0.95), "n": len(v)} for e, v in hooks.ms.items()},
         "hook_errors": errors[-2000:],
+        "stories": stories,
     }
 
 

@@ -40,7 +40,7 @@ CHECK_FILTERS: tuple[str, ...] = tuple(
         "npm", "pnpm", "yarn", "bun", "npx", "bunx", "jest", "vitest", "mocha", "tsc", "eslint", "prettier",
         "biome", "playwright", "cypress", "cargo", "go", "golangci-lint", "make", "ninja", "cmake", "ctest",
         "mvn", "./mvnw", "gradle", "./gradlew", "dotnet", "bazel", "swift", "mix", "rspec", "bundle", "phpunit",
-        "deno",
+        "deno", "docker", "pre-commit",
     )
 )
 # (event, matcher, `if` filters): one hook group per row, one entry per filter.
@@ -50,7 +50,9 @@ HOOK_GROUPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("PostToolUse", "Bash", CHECK_FILTERS),
     ("PostToolUse", f"mcp__{SERVER_NAME}__memory_read", ()),
     ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", ()),
-    ("PostToolUseFailure", "Bash", CHECK_FILTERS),
+    # Every failing Bash command: its error may be one seen before (failures are few, and the
+    # hook ends at once when capture is off or the output names no error).
+    ("PostToolUseFailure", "Bash", ()),
     ("Stop", None, ()),
 )
 HOOK_EVENTS = tuple(dict.fromkeys(event for event, _, _ in HOOK_GROUPS))

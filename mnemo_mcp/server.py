@@ -109,7 +109,10 @@ class AppState:
         from .hooks.host import HookHost
 
         svc = self.service
-        host = HookHost(self.settings, svc.embedder, ready=lambda: svc.ready)
+        warmup = self.warmup
+        host = HookHost(
+            self.settings, svc.embedder, ready=lambda: svc.ready, loading=lambda: warmup is not None and warmup.is_alive()
+        )
         listener = host.listener()
         if listener.start():
             self.hooks, self.hook_host = listener, host

@@ -47,13 +47,7 @@ EXPECTED_HOOKS = {
             },
         ],
         "PostToolUseFailure": [
-            {
-                "matcher": "Bash",
-                "hooks": [
-                    {"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10, "if": f}
-                    for f in CHECK_FILTERS
-                ],
-            }
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10}]}
         ],
         "Stop": [{"hooks": [{"type": "command", "command": f"{EXE} hook Stop", "timeout": 10}]}],
     }

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 SIGNATURE_LINES = 3
-SIGNATURE_CHARS = 300
+SIGNATURE_MATCH = 0.5  # signatures this alike are one failure (benchmarks/data/capture: 63 of 64 recurrences, 2 of 4,032 others)
+SIGNATURE_CHARS = 400
 ACTIONABLE_CHARS = 1200
 
 # Lines that name a failure, most telling first (a failing test id, then the error itself).
@@ -24,33 +25,62 @@ _SALIENT = [
         r"^(?:---\s*)?FAIL:?\s+\S+",  # go test: --- FAIL: TestX ; mocha/ava
         r"^\s*●\s+\S",  # jest: ● Suite › test name
         r"^test\s+\S+\s+\.\.\.\s+FAILED",  # cargo test
-        r"^error(?:\[E\d+\])?:\s",  # rustc, gcc, tsc-like
+        r"^error(?:\[E\d+\])?:\s",  # rustc, cargo, gcc-likes
         r"^\S+\.\w+:\d+(?::\d+)?:?\s*(?:-\s*)?(?:error|fatal error)\b",  # file:line: error
         r"^\S+\(\d+,\d+\):\s*error\s",  # tsc: src/a.ts(3,5): error TS2322
-        r"^\s*(?:E\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt)\b(?::|$)",  # Python, Java, JS
+        r"^\s*(?:E\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt|Warning)\b(?::|$)",  # Python, Java, JS
         r"^(?:thread\s+'[^']*'\s+panicked|panic:)",  # rust, go panics
         r"^\[ERROR\]\s",  # maven
         r"^(?:ERROR|FATAL|fatal):\s",  # docker buildkit, git
         r"^npm ERR!\s",
         r"^\s*Error:\s",
+        r"^\s*\S+:\d+(?::\d+)?:\s+\S",  # file:line[:col]: anything (linters, go, make, warnings)
+        r"^(?:go|cargo|npm|pnpm|yarn|pip|git|docker|bash|sh|zsh|node|python\d?|java|javac|mvn|gradle|terraform):\s",
+        r"^\S+\s+FAILED\b",  # test_x FAILED: why (make-driven runners, custom scripts)
+        r"(?i)\b(?:error|failed|failure|fatal|cannot|can't|couldn't|unable to|not found|missing|denied|refused|"
+        r"invalid|no such|inconsistent|unsupported|not supported|undefined|unexpected|conflict)\b",  # anything else
+        r"^make(?:\[\d+\])?: \*\*\*",  # make: *** [Makefile:2: test] Error 1 (says only that make failed)
     )
 ]
-_NOISE = re.compile(r"^\s*(?:at\s|File\s\"|Traceback|During handling|\^+\s*$|~+\s*$|\|)")
+_WEAK = len(_SALIENT) - 2  # the last two: "says it failed" and make's own line
+# Stack frames, carets, run summaries ("1 failed, 11 passed in 0.42s", whose counts change from
+# run to run while the failure stays the same) and tools' boilerplate after an error.
+_NOISE = re.compile(
+    r"^\s*(?:at\s|File\s\"|Traceback|During handling|\^+\s*$|~+\s*$|\|)"
+    r"|^[\s=_*-]*(?:\d+\s+(?:failed|passed|errors?|skipped|warnings?|xfailed|xpassed)\b[,\s]*)+"
+    r"|^\s*(?:Tests?:|Test Suites:|Tests run:)\s"
+    r"|^\S+:\d+: in \S+$"  # a pytest traceback frame
+    r"|To see the full stack trace|Re-run Maven|For more information about th|"
+    r"^\s*\[ERROR\]\s*$|A complete log of this run|rustc --explain|waiting for other jobs to finish"
+    r"|^!+ Interrupted"
+)
 _MASKS = [
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "<time>"),
     (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
     (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
-    (re.compile(r"(?<![\w/.-])(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+-]+)+[/\\]?"), "<path>"),  # /abs, ./rel, C:\x
-    (re.compile(r"\b(?:[\w.-]+[/\\])+[\w.-]+\.\w+\b"), "<path>"),  # src/app/main.py
+    # An absolute path keeps its last two parts (the checkout, home and temp dirs above them vary;
+    # `billing/cli.py` does not); relative paths are the project's own and stay.
+    (re.compile(r"(?<![\w/.~-])(?:[A-Za-z]:)?~?(?:[/\\][\w.@+-]+)+"), lambda m: _tail_of(m.group(0))),
     (re.compile(r"\b[0-9a-f]{7,}\b", re.I), "<hex>"),  # commit ids, object ids
+    (re.compile(r"\b(?:tmp|pytest-of-|pytest-)[\w-]{3,}\b"), "<tmp>"),  # temp dirs
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"), "<ip>"),
+    (re.compile(r"\b(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{16,}\b", re.I), "<id>"),  # build and cache ids
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|m|min|µs|us|ns)\b"), "<t>"),
     (re.compile(r"(?<=[:(,])\d+\b"), "<n>"),  # :line, :line:col, (line,col)
     (re.compile(r"\bline\s+\d+\b", re.I), "line <n>"),
     (re.compile(r"\b(?:pid|port|PID|Port)\s*[=:]?\s*\d+\b"), "<n>"),
-    (re.compile(r"(?<![\w.])\d{3,}(?![\w.])"), "<n>"),  # long numbers; versions like 1.24.3 stay
+    (re.compile(r"(?<![\w.])\d{4,}(?![\w.])"), "<n>"),  # ports, ids; versions (1.24.3) and HTTP codes stay
 ]
 _SPACE = re.compile(r"\s+")
+_PREFIX = re.compile(r"^[\w.-]+\s+\|\s+")
+_WORD = re.compile(r"[a-z][a-z0-9_]+")
+_QUOTED = re.compile(r"['\"`]([^'\"`\s]{2,80})['\"`]")
+
+
+def _tail_of(path: str) -> str:
+    parts = [p for p in re.split(r"[/\\]", path) if p]
+    return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else "/".join(parts)
 
 
 def mask(line: str) -> str:
@@ -64,27 +94,46 @@ def error_signature(output: str) -> str | None:
     """The failure a check's output names, normalized; None when nothing in it looks like one."""
     if not isinstance(output, str) or not output.strip():
         return None
-    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip()]
+    # A container's or CI step's prefix ("worker-1  | ") is not part of the message.
+    lines = [_PREFIX.sub("", ln.rstrip()) for ln in output.splitlines() if ln.strip()]
     if lines and re.match(r"^Exit code -?\d+$", lines[0]):  # Claude Code's first line of a failed Bash call
         lines = lines[1:]
     picked: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     for i, line in enumerate(lines):
-        if _NOISE.match(line):
+        if _NOISE.search(line):
             continue
         for rank, pattern in enumerate(_SALIENT):
             if pattern.search(line):
-                text = mask(line)[:200]
+                text = mask(line)[:240]
                 if text not in seen:
                     seen.add(text)
                     picked.append((rank, i, text))
                 break
     if not picked:
         return None
+    if any(rank < _WEAK for rank, _, _ in picked):  # words like "failed" only when nothing better
+        picked = [p for p in picked if p[0] < _WEAK]
     # The most telling kinds first; within a kind the last occurrence (a traceback ends with it).
     best = sorted(picked, key=lambda t: (t[0], -t[1]))[:SIGNATURE_LINES]
     best.sort(key=lambda t: t[1])
     return " | ".join(t[2] for t in best)[:SIGNATURE_CHARS]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def signature_similarity(a: str | None, b: str | None) -> float:
+    """How alike two signatures are (0..1): the share of their words they have in common (the
+    same failure listing another file among the same errors stays alike), and as much again the
+    share of the names they quote, which say what failed: "No module named 'httpx'" and "No
+    module named 'ledger'" are two failures in the same words."""
+    if not a or not b:
+        return 0.0
+    words = _jaccard(set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower())))
+    qa, qb = set(_QUOTED.findall(a)), set(_QUOTED.findall(b))
+    return 0.5 * words + 0.5 * _jaccard(qa, qb) if qa or qb else words
 
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
@@ -157,6 +206,14 @@ def check_identity(check: str) -> str:
         second = words[2] if words[1] == "run" and len(words) > 2 else words[1]
         return f"{words[0]} {second}"
     return words[0]
+
+
+def command_identity(command: str) -> str:
+    """Which command a non-check is, for telling a rerun: the program and its subcommand
+    (`git push`, `docker compose up`, `./scripts/dev.sh`); arguments and flags aside."""
+    words = [w for w in command.split() if not w.startswith("-") and "=" not in w]
+    take = 3 if len(words) > 2 and words[1] in ("compose", "run", "exec") else 2
+    return " ".join(words[:take]) or command.strip()
 
 
 def is_change(command: str) -> bool:

@@ -17,12 +17,16 @@ PASS, FAIL = "pass", "fail"
 DEFAULT_CHECKS: tuple[str, ...] = (
     r"pytest|py\.test|python[\d.]* -m (?:pytest|unittest|mypy|ruff|pyright|flake8|pylint|tox|nox)",
     r"tox|nox|mypy|pyright|ruff check|ruff(?=\s*$)|flake8|pylint|black --check|isort --check(?:-only)?",
-    r"(?:npm|pnpm|yarn|bun) (?:run )?(?:test|build|lint|typecheck|type-check|check)(?::[\w-]+)?",
+    # `pnpm --filter @acme/admin build`, `npm --prefix web test`, `yarn workspace admin build`
+    r"(?:npm|pnpm|yarn|bun)(?: --?[\w-]+(?:[= ](?!(?:run|test|build|lint)\b)[^\s-]\S*)?)*(?: workspace \S+)?"
+    r" (?:run )?(?:test|build|lint|typecheck|type-check|check)(?::[\w-]+)?",
     r"(?:jest|vitest|mocha|ava|playwright test|cypress run|tsc|eslint|biome check|prettier --check)",
     r"cargo (?:test|build|check|clippy|nextest run)",
     r"go (?:test|build|vet)|golangci-lint run",
     r"make(?:\s+-j\s*\d*)?(?=\s*$)|make(?:\s+-j\s*\d*)? (?:test|tests|check|build|all|lint|typecheck)|ninja|cmake --build \S+|ctest",
-    r"(?:mvn|\./mvnw) (?:test|verify|package|compile)|(?:gradle|\./gradlew) (?:test|build|check)",
+    r"(?:mvn|\./mvnw)(?: -\S+)*(?: clean)? (?:test|verify|package|compile|install)"
+    r"|(?:gradle|\./gradlew)(?: -\S+)*(?: clean)? (?:test|build|check)",
+    r"docker (?:buildx )?build|docker compose build|pre-commit run|cmake -S",
     r"dotnet (?:test|build)|bazel (?:test|build)|swift (?:test|build)|mix test|rspec|bundle exec rspec|phpunit|deno test",
 )
 # Prefixes that run the next word with the same exit status.

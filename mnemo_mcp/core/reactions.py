@@ -78,6 +78,19 @@ SUCCESS = _rx(
     r"\bit\s+(?:builds|compiles|runs|works|passes)\s*!|\b(?:nailed\s+it|spot\s+on|that'?s\s+correct|that\s+works\s+for\s+me|it\s+actually\s+works)\b",
     r"\b(?:correctly|fine|cleanly)\s+now\b|\bis\s+happy\s+now\b",
     r"👍|✅|🎉|🙌|👌",
+    # How developers report a fix (capture dev set): "CI is green", "passing now", "X did it",
+    # "GPG_TTY was it", "tsc is clean", "up and running", "27 passing", "and it builds".
+    r"\b(?:is|are|'s)\s+(?:all\s+)?green\b|\ball\s+\d+\s+green\b",
+    r"\b(?:passes|passing|passed)\s+now\b|\bnow\s+(?:passes|passing)\b",
+    r"(?<!who )(?<!what )\b(?:did|fixed)\s+it\b(?!\s*\?)",
+    r"\b(?:was|were)\s+it\b(?!\s*\?)|\bthere\s+it\s+was\b|\bthat'?s\s+(?:it|the\s+trick)\b(?!\s*\?)",
+    r"\b(?:is|are)\s+clean\b|\b(?:builds|compiles)\s+clean\b|\bup\s+and\s+running\b",
+    r"\b(?:is|are)\s+(?:up|back)\s*(?:$|[.!,;]|again\b|now\b)",
+    r"\b\d+\s+(?:passing|tests?\s+run)\b|\bcompile\s+and\s+pass\b|\bcompiles\s+and\s+passes\b",
+    r"\b(?:warnings?|errors?)\s+(?:is\s+|are\s+)?gone\b",
+    r"\b(?:and|now)\s+(?!nothing\b|none\b|no\b)(?:it|the\s+\w+|\w+)\s+(?:builds|compiles|starts|applied|imports\s+fine|runs)\b(?=\s*(?:$|[.!,;]|now\b|again\b|fine\b|clean\b))",
+    r"\b(?:upgrade|migration|release|deploy)\s+(?:ran|runs|applied|published)\b",
+    r"^(?!.*\bhow\b)(?!.*\bbut\b).*?(?<!not )(?<!n't )(?<!never )\b(?:works|worked)\b(?=\s*(?:$|[,.!;]))",
 )
 
 POLITE = _rx(
@@ -116,6 +129,13 @@ FAILURE = _rx(
     r"\bsame\s+(?:traceback|stack\s*trace|\d{3})\b|\bidentical\s+to\s+before\b|\bwhat\s+i\s+get\s+now\b|\btimes\s+out\s+now\b|\bnow\s+it\s+times\s+out\b",
     r"\bfor\s+nothing\b|👎|❌|🤦",
     r"\bsigue\s+sin\b|\bне\s+работает\b|还是",
+    # "still says X", "still all skipped", "same ImproperlyConfigured error", "fails the same way".
+    rf"\b{STILL}\s+(?:\w+\s+)?(?:says|shows|skip\w*|undefined|refuses|prints|gives|rejects|missing|red)\b",
+    rf"\b{STILL}\s+\w*(?:error|exception)\w*",
+    r"\bsame\s+(?:\S+\s+){0,4}?(?:error|exception|warning|failure)\b|\bsame\s+\w*(?:error|exception)\w*",
+    r"\bsame\s+(?:connection\s+refused|permission\s+denied|[a-z]*\d+[a-z\d]*|[a-z]+(?:inuse|notfound))\b",
+    r"\bfails?\s+(?:\w+\s+)?(?:the\s+)?same\b|\bthe\s+same\s+way\b|\bexact(?:ly)?\s+(?:the\s+)?same\b",
+    r"\b(?:gets\s+)?killed\s+(?:even\s+)?(?:earlier|again|still)\b|\btimes\s+out\b.{0,40}\binstead\b",
 )
 
 STRONG_FAILURE = _rx(

@@ -7,8 +7,11 @@ hash of the database path, when that path is too long for a socket address). A h
 servers of its database through that directory and asks one to handle the event.
 
 The exchange is three newline-delimited JSON messages, so that an event is handled exactly once:
-    hook -> server   {"v": 1, "event": ..., "payload": ..., "env": {MNEMO_* of the hook}}
+    hook -> server   {"v": 1, "event": ..., "payload": ..., "env": {MNEMO_* of the hook}, "wait_ms": N}
     server -> hook   {"ready": true} (or {"ready": false, "why": ...}: try another, or fall back)
+                     first {"wait": true} while its model is still loading: the hook then gives
+                     it up to wait_ms more (the first prompt of a session comes ~0.6 s after
+                     Claude Code starts the server, before the model is in)
     hook -> server   {"go": true}    (only now does the server change anything)
     server -> hook   {"ok": true, "output": "..." | null} or {"ok": false, "error": "..."}
 A hook that got no "ready" within its budget closes the connection without "go" and handles the
@@ -33,12 +36,21 @@ from typing import Any
 PROTOCOL = 1
 SOCKET_SUFFIX = "-sock"
 DEFAULT_CONNECT_MS = 300  # to find a ready server; after that the hook answers by itself
+DEFAULT_MODEL_WAIT_MS = 3000  # for a server whose model is loading, once it said so
 RESULT_TIMEOUT_S = 8.0  # once committed; Claude Code's hook timeout (10 s) is the outer bound
 MAX_MESSAGE = 16 << 20  # a Stop payload carries the whole answer
 GO_TIMEOUT_S = 2.0
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
-Prepare = Callable[[dict[str, Any]], "Callable[[], dict[str, Any]] | str"]
+class Later:
+    """What `prepare` returns when it can only tell after a wait (the model is loading): the
+    server tells the hook to wait, then calls `resolve`, which may block up to its bound."""
+
+    def __init__(self, resolve: Callable[[], Callable[[], dict[str, Any]] | str]):
+        self.resolve = resolve
+
+
+Prepare = Callable[[dict[str, Any]], "Callable[[], dict[str, Any]] | str | Later"]
 
 
 def _log(level: str, message: str, *args: Any) -> None:
@@ -158,10 +170,16 @@ class _Lines:
 
 
 def ask(
-    db: str | os.PathLike[str], request: dict[str, Any], *, budget_s: float, result_timeout_s: float = RESULT_TIMEOUT_S
+    db: str | os.PathLike[str],
+    request: dict[str, Any],
+    *,
+    budget_s: float,
+    wait_s: float = DEFAULT_MODEL_WAIT_MS / 1000,
+    result_timeout_s: float = RESULT_TIMEOUT_S,
 ) -> dict[str, Any] | None:
     """Have a server of `db` handle `request`. -> its result ({"ok": ...}), or None when no
-    server was ready within `budget_s` (then nothing was done and the caller handles it)."""
+    server was ready within `budget_s` (or `wait_s` more for one loading its model): then
+    nothing was done and the caller handles it."""
     folder = socket_dir(db)
     deadline = time.monotonic() + budget_s
     if not _private(folder, create=False):
@@ -183,8 +201,10 @@ def ask(
             if not _peer_is_us(conn):
                 continue
             lines = _Lines(conn)
-            lines.send({"v": PROTOCOL, **request})
+            lines.send({"v": PROTOCOL, **request, "wait_ms": int(wait_s * 1000)})
             answer = lines.recv(deadline - time.monotonic())
+            if answer and answer.get("wait") is True:
+                answer = lines.recv(wait_s)
             if not answer or answer.get("ready") is not True:
                 continue  # busy, warming up, or another model: try the next server
             lines.send({"go": True})
@@ -298,8 +318,13 @@ class Listener:
                 return
             try:
                 handler = self._prepare(request)
+                if isinstance(handler, Later):
+                    lines.send({"wait": True})
+                    handler = handler.resolve()
             except Exception as err:  # a bad request never takes the listener down
                 handler = f"cannot take this event: {err}"
+            if isinstance(handler, Later) or not (isinstance(handler, str) or callable(handler)):
+                handler = "cannot take this event"
             if isinstance(handler, str):
                 lines.send({"ready": False, "why": handler})
                 return

@@ -49,7 +49,10 @@ def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> 
         if extra is None:
             return True  # a malformed setting: let the full path report it
         command = (payload.get("tool_input") or {}).get("command") or ""
-        return checks.check_kind(command, (*checks.DEFAULT_CHECKS, *extra)) is not None
+        if checks.check_kind(command, (*checks.DEFAULT_CHECKS, *extra)) is not None:
+            return True
+        # Any other failing command: its error may be one a captured case answers.
+        return event == "PostToolUseFailure" and env.get("MNEMO_CAPTURE", "").strip().lower() != "off"
     if event == "PostToolUse" and tool.startswith("mcp__") and tool.endswith("__memory_read"):
         result = events.read_result(payload.get("tool_response"))
         return bool(result and result.get("items"))
@@ -62,15 +65,21 @@ def _cwd(payload: dict[str, Any]) -> str:
     return payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
 
+def _ms(env: dict[str, str], name: str, default: int) -> float:
+    """A duration setting in seconds (a malformed value: the default; Settings reports it)."""
+    try:
+        return max(int(env.get(name, default)), 0) / 1000
+    except ValueError:
+        return default / 1000
+
+
 def _via_server(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[bool, str | None]:
     if env.get("MNEMO_HOOK_SERVER", "").strip().lower() in _OFF:
         return False, None
-    try:
-        budget = int(env.get("MNEMO_HOOK_CONNECT_MS", channel.DEFAULT_CONNECT_MS)) / 1000
-    except ValueError:
-        budget = channel.DEFAULT_CONNECT_MS / 1000
+    budget = _ms(env, "MNEMO_HOOK_CONNECT_MS", channel.DEFAULT_CONNECT_MS)
+    wait = _ms(env, "MNEMO_HOOK_MODEL_WAIT_MS", channel.DEFAULT_MODEL_WAIT_MS)
     request = {"event": event, "payload": payload, "env": env, "cwd": _cwd(payload)}
-    result = channel.ask(paths.db_path(env), request, budget_s=budget)
+    result = channel.ask(paths.db_path(env), request, budget_s=budget, wait_s=wait)
     if result is None:
         return False, None
     if not result.get("ok"):

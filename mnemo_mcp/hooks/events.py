@@ -107,12 +107,19 @@ EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 TRANSCRIPT_BYTES = 4 << 20  # of the transcript's end read for the current turns
 
 
-def edited_file(tool_input: Any) -> str | None:
-    """The file an Edit / Write / MultiEdit / NotebookEdit call changed."""
+def edited_file(tool_input: Any, cwd: Any = None) -> str | None:
+    """The file an Edit / Write / MultiEdit / NotebookEdit call changed, relative to `cwd` (the
+    project) when it lies inside: a case names `src/app.py`, not one checkout's absolute path."""
     if not isinstance(tool_input, dict):
         return None
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    return path if isinstance(path, str) and path else None
+    if not isinstance(path, str) or not path:
+        return None
+    if isinstance(cwd, str) and cwd and os.path.isabs(path):
+        rel = os.path.relpath(path, cwd)
+        if not rel.startswith(".."):
+            return rel
+    return path
 
 
 def _transcript(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -165,10 +172,23 @@ def tool_calls(payload: dict[str, Any], *, turn_only: bool = False) -> list[tupl
                 continue
             name, tool_input = block.get("name"), block.get("input")
             what = (tool_input or {}).get("command") if name == "Bash" and isinstance(tool_input, dict) else None
-            what = what if isinstance(what, str) else (edited_file(tool_input) if name in EDIT_TOOLS else None)
+            what = what if isinstance(what, str) else (edited_file(tool_input, payload.get("cwd")) if name in EDIT_TOOLS else None)
             if what:
                 calls.append((str(block.get("id") or ""), name, what))
     return calls
+
+
+def call_results(payload: dict[str, Any]) -> dict[str, bool]:
+    """Whether each tool call of the transcript succeeded (its tool_result's is_error), by id."""
+    out: dict[str, bool] = {}
+    for entry in _transcript(payload):
+        content = entry["message"].get("content")
+        if entry.get("type") != "user" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id"):
+                out[str(block["tool_use_id"])] = not block.get("is_error")
+    return out
 
 
 def last_answer(payload: dict[str, Any]) -> str:

@@ -137,7 +137,7 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
     if tool == "Bash":
         kind = is_check(settings, payload)
         if kind is None:
-            return None
+            return _other_failure(settings, svc, payload) if failed else None
         if not svc.session_claim(sid, "failure" if failed else "success", payload.get("tool_use_id")):
             return None
         task = None if failed else events.background_task(payload)
@@ -153,7 +153,7 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
         if status == "fail":
             return _recurrence(settings, svc, sid, signature)
     elif tool in events.EDIT_TOOLS and not failed:
-        file = events.edited_file(payload.get("tool_input"))
+        file = events.edited_file(payload.get("tool_input"), payload.get("cwd"))
         if file:
             svc.session_edit(sid, tool, file, tool_use_id=payload.get("tool_use_id"))
     elif MEMORY_READ.match(tool) and not failed:
@@ -172,9 +172,23 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
     return None
 
 
+def _other_failure(settings: Settings, svc, payload: dict[str, Any]) -> str | None:
+    """A failing command that is no test or build (a deploy, a migration, a script): no signal
+    for what was recalled, but its error can be one a case answers, and a fix can follow it."""
+    if settings.capture == "off":
+        return None
+    sid, command = payload["session_id"], (payload.get("tool_input") or {}).get("command") or ""
+    signature = cases.error_signature(str(payload.get("error") or ""))
+    if not signature or not svc.session_claim(sid, "failure", payload.get("tool_use_id")):
+        return None
+    svc.session_failure(sid, " ".join(command.split())[:300], signature, tool_use_id=payload.get("tool_use_id"),
+                        calls=events.tool_calls(payload))
+    return _recurrence(settings, svc, sid, signature)
+
+
 def _recurrence(settings: Settings, svc, sid: str, signature: str | None) -> str | None:
     """A check failed with an error seen before: what worked for it, then what did not."""
-    found = svc.cases_for(signature) if signature else []
+    found = svc.cases_for(signature, not_from=sid) if signature else []
     if not found:
         return None
     svc.session_recall(sid, [m["id"] for m in found], source="recurrence")
@@ -200,7 +214,7 @@ def on_stop(settings: Settings, svc, payload: dict[str, Any], semantic: bool) ->
     if answer.strip():
         svc.session_response(payload["session_id"], answer, semantic=semantic)
     if settings.capture != "off":
-        svc.session_stop(payload["session_id"], answer, events.tool_calls(payload, turn_only=True))
+        svc.session_stop(payload["session_id"], answer, events.tool_calls(payload), events.call_results(payload))
 
 
 def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semantic: bool) -> str | None:

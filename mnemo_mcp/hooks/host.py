@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -25,10 +26,17 @@ SERVICES_KEPT = 4  # distinct hook settings served at once (normally one)
 
 
 class HookHost:
-    def __init__(self, settings: Settings, embedder: Embedder, ready: Callable[[], bool]):
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        ready: Callable[[], bool],
+        loading: Callable[[], bool] = lambda: False,
+    ):
         self.settings = settings
         self._embedder = embedder
         self._ready = ready
+        self._loading = loading
         self._services: OrderedDict[str, tuple[MemoryService, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
         self._db = os.path.realpath(settings.db)
@@ -36,14 +44,29 @@ class HookHost:
     def listener(self) -> channel.Listener:
         return channel.Listener(self.settings.db, self.prepare)
 
-    def prepare(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str:
+    def prepare(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str | channel.Later:
         """The handler for a request, or why this server cannot take it (the hook then asks
-        another server or handles the event itself)."""
-        event, payload, env, cwd = (request.get(k) for k in ("event", "payload", "env", "cwd"))
+        another server or handles the event itself), or `Later` while the model loads."""
+        event, payload, env = (request.get(k) for k in ("event", "payload", "env"))
         if event not in events.EVENTS or not isinstance(payload, dict) or not isinstance(env, dict):
             return "malformed request"
         if not self._ready():
-            return "the embedding model is still loading"
+            wait = request.get("wait_ms")
+            if not self._loading() or not isinstance(wait, int) or wait <= 0:
+                return "the embedding model is not loaded"
+            return channel.Later(lambda: self._after_load(request, wait / 1000))
+        return self._handler(request)
+
+    def _after_load(self, request: dict[str, Any], wait_s: float) -> Callable[[], dict[str, Any]] | str:
+        deadline = time.monotonic() + wait_s
+        while not self._ready():
+            if time.monotonic() > deadline or not self._loading():
+                return "the embedding model did not load in time"
+            time.sleep(0.02)
+        return self._handler(request)
+
+    def _handler(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str:
+        event, payload, env, cwd = (request.get(k) for k in ("event", "payload", "env", "cwd"))
         try:
             settings = Settings.from_env({str(k): str(v) for k, v in env.items()})
         except ValidationError as err:

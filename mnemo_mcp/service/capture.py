@@ -21,12 +21,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..core import cases
+from ..core.secrets import find_secrets, redact
 from ..core.text import extract_concepts
 from .base import ServiceBase, iso
 
 EDIT, PENDING, CASE = "edit", "pending", "case"
 ASK_CHARS = 600
+CASES_SCANNED = 2000  # newest cases compared with a failure's signature
 Call = tuple[str, str, str]  # (tool_use id, tool name or "prompt", command or edited file)
+
+
+def _redacted(text: str) -> str:
+    """Text kept in session events (a prompt, an answer) with what looks like a secret masked."""
+    found = find_secrets(text)
+    return redact(text, found) if found else text
 
 
 def _calls_between(calls: list[Call], after_id: str, until_id: str | None) -> list[Call]:
@@ -67,12 +75,49 @@ class CaptureMixin(ServiceBase):
 
     # --- the turn's pending case ------------------------------------------------------------
 
-    def session_stop(
-        self, session_id: str, answer: str, calls: list[Call], *, now: datetime | None = None
-    ) -> dict[str, Any] | None:
-        """The end of a turn: what it tried becomes a pending case (None: nothing to keep).
-        `calls`: the turn's (tool_use id, tool, command or file) from the transcript."""
+    def session_failure(
+        self,
+        session_id: str,
+        command: str,
+        signature: str,
+        *,
+        tool_use_id: str | None = None,
+        calls: list[Call] | None = None,
+        now: datetime | None = None,
+    ) -> str | None:
+        """A failing command that is no check: nothing recalled is blamed (it is no test of
+        them), but a second failure after changes is a failed attempt, and a success of it later
+        in the session (seen at Stop) closes it as a fix. -> the attempt case, if one was made."""
+        from .sessions import CHECK
+
         sid = self._session_id(session_id)
+        if not self._capturing("fixes"):
+            return None
+        events = self._events(sid)
+        case = self._check_cases(sid, events, "fail", command, signature, calls or [], tool_use_id, now)
+        detail = {"status": "fail", "command": command, "identity": cases.command_identity(command),
+                  "signature": signature, "tool_use_id": tool_use_id, "capture_only": True}
+        with self.store.db.write():
+            self._session_event(sid, CHECK, iso(now or self.clock()), detail=detail)
+        return case
+
+    def session_stop(
+        self,
+        session_id: str,
+        answer: str,
+        calls: list[Call],
+        results: dict[str, bool] | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> dict[str, Any] | None:
+        """The end of a turn. A command that failed (no check: no hook saw it pass) and ran
+        again successfully after changes becomes a fix case; then what the turn tried becomes a
+        pending case (None: nothing to keep). `calls`: the transcript's (tool_use id, tool,
+        command or file), with prompt marks; `results`: whether each call succeeded."""
+        sid = self._session_id(session_id)
+        if not self._capturing("fixes"):
+            return None
+        self._close_failures(sid, calls, results or {}, now)
         if not self._capturing("outcomes"):
             return None
         from .sessions import CHECK, TURN, _since_last
@@ -82,30 +127,57 @@ class CaptureMixin(ServiceBase):
         if not turns or not turns[-1]["detail"].get("ask"):
             return None
         turn = _since_last(events, TURN)
-        made = [e for e in turn if e["kind"] == CASE and e["detail"].get("origin") == "check" and e["detail"].get("kind") == "fix"]
+        turn_calls = _calls_since_prompts(calls, 1, None)
+        made = [e for e in turn if e["kind"] == CASE and e["detail"].get("origin") == "check"]
         detail: dict[str, Any]
-        if made:  # a check already proved this turn's fix: the reaction adds to that case
+        if made:  # a check already judged what this turn did: the reaction adds to that case
             detail = {"case_id": made[-1]["memory_ids"][0]}
         else:
             s = self.settings
             advice = cases.actionable(answer or "", limit=s.capture_max_chars // 2)
-            files = self._turn_files(turn, calls)
-            commands = self._changes(calls)
+            files = self._turn_files(turn, turn_calls)
+            commands = self._changes(turn_calls)
             if not (advice or files or commands):
                 return None
             failed = [e for e in turn if e["kind"] == CHECK and e["detail"].get("status") == "fail"]
             signature = next((e["detail"].get("signature") for e in reversed(failed) if e["detail"].get("signature")), None)
             detail = {
                 "ask": turns[-1]["detail"]["ask"],
-                "advice": advice,
+                "advice": _redacted(advice),
                 "files": files[:20],
-                "commands": commands[:20],
+                "commands": [_redacted(c) for c in commands[:20]],
                 "signature": signature or turns[-1]["detail"].get("signature"),
                 "check": failed[-1]["detail"].get("command") if failed else None,
             }
         with self.store.db.write():
             self._session_event(sid, PENDING, iso(now or self.clock()), detail=detail)
         return detail
+
+    def _close_failures(self, sid: str, calls: list[Call], results: dict[str, bool], now: datetime | None) -> None:
+        """Failures of commands no hook sees pass: a later successful run in the transcript
+        closes each, as a fix when something changed in between."""
+        from .sessions import CHECK
+
+        events = self._events(sid)
+        last: dict[str, dict[str, Any]] = {}
+        for e in events:
+            if e["kind"] == CHECK:
+                last[e["detail"].get("identity", "")] = e
+        for identity, e in last.items():
+            d = e["detail"]
+            if not (d.get("capture_only") and d.get("status") == "fail" and d.get("tool_use_id")):
+                continue
+            later = _calls_between(calls, d["tool_use_id"], None)
+            passed = next((c for c in later if c[1] == "Bash" and results.get(c[0])
+                           and cases.command_identity(c[2]) == identity), None)
+            if passed is None:
+                continue
+            self._check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now)
+            with self.store.db.write():
+                self._session_event(sid, CHECK, iso(now or self.clock()), detail={
+                    "status": "pass", "command": d["command"], "identity": identity,
+                    "tool_use_id": passed[0], "capture_only": True})
+            events = self._events(sid)
 
     def _turn_files(self, turn: list[dict[str, Any]], calls: list[Call]) -> list[str]:
         from ..hooks.events import EDIT_TOOLS  # the names Claude Code gives its edit tools
@@ -148,11 +220,12 @@ class CaptureMixin(ServiceBase):
 
     def _resolve_pending(
         self, sid: str, events: list[dict[str, Any]], label: str, value: float, via: str, now: datetime | None,
-        *, last_turn_only: bool, case_id: str | None = None,
+        *, last_turn_only: bool, case_id: str | None = None, credited: set[str] | None = None,
     ) -> str | None:
         """Give the open pending case this outcome: it becomes (or adds to) a case memory.
         `case_id`: the check that decided it also made that case, which already holds the
-        outcome: the pending case is settled by it, not counted twice."""
+        outcome: the pending case is settled by it, not counted twice; nor is a case that the
+        same signal `credited` already (the model recalled it this turn)."""
         if not self._capturing("outcomes"):
             return None
         when = now or self.clock()
@@ -164,6 +237,8 @@ class CaptureMixin(ServiceBase):
             return None  # a check says nothing of advice that changed nothing
         if case_id:
             mid: str | None = case_id
+        elif d.get("case_id") in (credited or set()):
+            mid = d["case_id"]
         elif d.get("case_id"):
             mid = self._credit_case(d["case_id"], label, value, d.get("ask") or "", via, when)
         else:
@@ -306,11 +381,22 @@ class CaptureMixin(ServiceBase):
             return None
         return memory_id
 
-    def cases_for(self, signature: str | None, limit: int | None = None) -> list[dict[str, Any]]:
-        """The stored cases for an error signature in scope: what worked first, then what was
-        tried and did not work."""
+    def cases_for(
+        self, signature: str | None, limit: int | None = None, *, not_from: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The stored cases for a failure like this one (signatures alike: the same failure on
+        another day lists other paths and line numbers) in scope: what worked first, then what
+        was tried and did not work. `not_from`: leave out the cases this session captured (its
+        context already holds what it tried)."""
         n = self.settings.capture_recall_items if limit is None else limit
         if not signature or n <= 0:
             return []
         with self.store.db.read():
-            return self.store.cases_for_signature(signature, self._read_scope(None), n)
+            known = self.store.case_signatures(self._read_scope(None), CASES_SCANNED)
+            alike = [(cases.signature_similarity(signature, sig), mid) for mid, sig in known]
+            ids = [mid for sim, mid in sorted(alike, reverse=True) if sim >= cases.SIGNATURE_MATCH][: 4 * n]
+            rows = [r for r in (self.store.get(mid) for mid in ids) if r is not None]
+        rows = [r for r in rows if not_from is None or (r["metadata"].get("case") or {}).get("session") != not_from]
+        order = {cases.WORKED: 0, cases.UNPROVEN: 1, cases.FAILED: 2}
+        rows.sort(key=lambda r: (order[cases.case_standing(r["valence"])], -r["valence"]))
+        return rows[:n]

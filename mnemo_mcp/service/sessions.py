@@ -15,11 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from ..core import cases, lifecycle, reactions
-from ..core.secrets import find_secrets, redact
 from ..errors import InvalidInput, MnemoError
 from ..models import SessionCredit, SessionPrompt
 from .base import iso
-from .capture import CaptureMixin
+from .capture import CaptureMixin, _redacted
 
 SESSION_EVENTS_KEPT = 50_000
 TURN, RECALL, CHECK, OUTCOME, ALIGN = "turn", "recall", "check", "outcome", "alignment"
@@ -29,10 +28,6 @@ FRESH_CONTEXT = ("startup", "clear", "compact")
 ASK_CHARS = 1000
 
 
-def _redacted(text: str) -> str:
-    """Text kept in session events (a prompt, an answer) with what looks like a secret masked."""
-    found = find_secrets(text)
-    return redact(text, found) if found else text
 
 
 def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -143,11 +138,16 @@ class SessionMixin(CaptureMixin):
                 reactions.PARTIAL: self.settings.outcome_partial,
             }[reaction.label]
             credit = self._react(sid, events, reaction.label, outcome, reaction.cue, now)
-            self._resolve_pending(sid, events, reaction.label, outcome, "reaction", now, last_turn_only=True)
+            self._resolve_pending(
+                sid, events, reaction.label, outcome, "reaction", now, last_turn_only=True, credited=set(credit.memory_ids)
+            )
             turns = [e for e in events if e["kind"] == TURN]
             if reaction.label != reactions.WORKED and turns and turns[-1]["detail"].get("ask"):
-                # "still failing": the problem goes on, and so does its ask
-                ask, signature = turns[-1]["detail"]["ask"], turns[-1]["detail"].get("signature")
+                # "still failing": the problem goes on, and so do its ask and its error
+                failed = [e["detail"].get("signature") for e in _since_last(events, TURN)
+                          if e["kind"] == CHECK and e["detail"].get("status") == "fail" and e["detail"].get("signature")]
+                ask = turns[-1]["detail"]["ask"]
+                signature = turns[-1]["detail"].get("signature") or (failed[-1] if failed else None)
         self.session_turn(sid, prompt_id=prompt_id, ask=ask, signature=signature, now=now)
         return SessionPrompt(new_turn=True, credit=credit)
 
@@ -247,7 +247,7 @@ class SessionMixin(CaptureMixin):
         else:
             open_failure = None
             for e in events:
-                if e["kind"] == CHECK:
+                if e["kind"] == CHECK and not e["detail"].get("capture_only"):
                     open_failure = e["seq"] if e["detail"].get("status") == "fail" else None
             if open_failure is not None:
                 recalls = [e for e in events if e["kind"] == RECALL and e["seq"] > open_failure]

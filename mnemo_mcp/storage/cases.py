@@ -22,15 +22,12 @@ class CaseQueries:
         row = self.conn.execute(_SELECT + f" WHERE m.memory_type = 'case' AND {_KEY} = ? LIMIT 1", (key,)).fetchone()
         return _row(row) if row else None
 
-    def cases_for_signature(self, signature: str, domains: list[str] | None, limit: int) -> list[dict[str, Any]]:
-        """Live cases captured for this error signature, best record first."""
-        from .store import _SELECT, _row
-
-        params: dict[str, Any] = {"sig": signature, "limit": limit}
-        where = f"m.memory_type = 'case' AND {_SIGNATURE} = :sig AND m.archived = 0"
+    def case_signatures(self, domains: list[str] | None, limit: int) -> list[tuple[str, str]]:
+        """(id, error signature) of the newest live cases that answer a failing check."""
+        params: dict[str, Any] = {"limit": limit}
+        where = f"m.memory_type = 'case' AND {_SIGNATURE} IS NOT NULL AND m.archived = 0"
         if domains is not None:
             names = {f"d{i}": d for i, d in enumerate(domains)}
             params.update(names)
             where += " AND m.domain IN (" + ", ".join(f":{k}" for k in names) + ")"
-        rows = self.conn.execute(_SELECT + f" WHERE {where} ORDER BY m.valence DESC, m.rowid LIMIT :limit", params)
-        return [_row(r) for r in rows]
+        return list(self.conn.execute(f"SELECT m.id, {_SIGNATURE} FROM memories m WHERE {where} ORDER BY m.rowid DESC LIMIT :limit", params))
