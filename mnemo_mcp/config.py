@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .core.alignment import AlignmentRule
+from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
 from .core.lifecycle import RetentionPolicy, TierPolicy
 from .hooks.channel import DEFAULT_CONNECT_MS, DEFAULT_MODEL_WAIT_MS
 from .paths import cache_dir, data_dir, expand
@@ -134,7 +135,13 @@ class Settings(BaseSettings):
     history_keep: float = Field(0.5, ge=0.0, le=1.0, description="history drops to working below this standing")
     pattern_keep: float = Field(0.65, ge=0.0, le=1.0, description="pattern drops to history below this standing")
     dedup: bool = Field(True, description="report near-duplicate writes instead of storing them")
-    duplicate_similarity: float = Field(0.95, gt=0.0, le=1.0, description="cosine at which a write is a near-duplicate")
+    duplicate_similarity: float = Field(
+        MEANING_ALIKE, gt=0.0, le=1.0, description="cosine at which a write means the same as a stored one (benchmarks.dedup)"
+    )
+    duplicate_words: float = Field(
+        WORDS_ALIKE, gt=0.0, le=1.0, description="share of words at which it reads the same; a changed number, path or name is an update"
+    )
+    duplicate_synonyms: float = Field(SYNONYMS_ALIKE, gt=0.0, le=1.0, description="cosine at which a swapped word is a synonym")
     merge_scan_per_run: int = Field(2000, ge=0, description="memories checked for near-duplicates per consolidation")
 
     # Claude Code hooks

@@ -10,6 +10,12 @@ from typing import Any
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 
+class SimilarMemory(BaseModel):
+    id: str
+    similarity: float = Field(description="cosine similarity to the new memory")
+    differs: list[str] = Field(description="what changed: numbers, versions, paths, names on either side, or 'negation'")
+
+
 class WriteResult(BaseModel):
     id: str
     created: bool = Field(description="false when the same content was already stored (tags merged)")
@@ -21,6 +27,9 @@ class WriteResult(BaseModel):
     )
     similarity: float | None = Field(None, description="cosine similarity to duplicate_of")
     superseded: list[str] | None = Field(None, description="ids archived and replaced by this memory")
+    similar: list[SimilarMemory] | None = Field(
+        None, description="stored, but these say the same with a fact changed: pass supersedes=[id] if this replaces one"
+    )
 
     @model_serializer(mode="wrap")
     def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -221,3 +221,28 @@ def test_natural_prompts_quick(tmp_path: Path) -> None:
         chosen = report[mode]["chosen_on_tune"]
         assert chosen["floor"] in [float(f) for f in floors] and chosen["top_k"] >= 1
         assert all(0.0 <= v <= 1.0 for k, v in report[mode]["test_with_chosen"].items() if k in ("correct", "precise", "clean"))
+
+
+def _run_module(module: str, tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / f"{module}.json"
+    proc = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args, "--out", str(out)],
+                          cwd=REPO, check=False, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_capture_quick_learns_only_with_capture_on_and_never_without_an_outcome(tmp_path: Path) -> None:
+    report = _run_module("capture", tmp_path, "--quick")
+    on, off = report["runs"]
+    assert on["capture"] == "outcomes" and off["capture"] == "off"
+    assert on["stored_without_an_outcome"] == 0 and on["cases_stored"] > 0 and not on["hook_errors"]
+    assert off["cases_stored"] == 0 and off["recurrences_all"]["none"] == 1.0
+    assert on["recurrences_all"]["fix first"] > off["recurrences_all"]["fix first"]
+
+
+@pytest.mark.slow
+def test_dedup_benchmark_reports_the_rule_against_the_one_before(tmp_path: Path) -> None:
+    report = _run_module("dedup", tmp_path)
+    assert set(report["chosen_on_tune"]) == {"words_alike", "meaning_alike", "synonyms_alike"}
+    assert report["test"]["per_label"]["update"]["n"] > 0 and report["test_before"]["per_label"]["update"]["recall"] == 0.0

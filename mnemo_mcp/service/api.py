@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import Any, Iterable, Iterator, Sequence
 
 from .. import validate
-from ..core import lifecycle, rules
+from ..core import dedup, lifecycle, rules
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
-from ..models import DeleteResult, ImportResult, StatsResult, WriteResult, preview
+from ..models import DeleteResult, ImportResult, SimilarMemory, StatsResult, WriteResult, preview
 from .backups import BackupMixin
 from .base import iso, rnd
 from .browse import BrowseMixin
@@ -24,6 +24,11 @@ from .learning import LearningMixin
 from .lifecycle import LifecycleMixin
 from .reading import ReadingMixin
 from .sessions import SessionMixin
+
+
+DUP_COMPARED = 5  # nearest stored memories a write is compared with, word by word
+SIMILAR_FLOOR = 0.6  # below this cosine nothing is the same memory or an update of it
+SIMILAR_REPORTED = 3
 
 
 class MemoryService(
@@ -79,13 +84,13 @@ class MemoryService(
                     vector = vectors.get(row["id"])
                     if vector is None:  # deleted by another process between our two looks
                         vector = self.embedder.embed_passages([row["content"]])[0]
-                    duplicate = None if row.pop("_allow_duplicate") else self._near_duplicate(row, vector, replaced)
-                    if duplicate is not None:
-                        results.append(duplicate)
+                    found = None if row.pop("_allow_duplicate") else self._near_duplicate(row, vector, replaced)
+                    if isinstance(found, WriteResult):
+                        results.append(found)
                         continue
                     self.store.insert(row, vector)
                     self._link_cooccurring(row["concepts"], stamp)
-                    result = WriteResult(id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"])
+                    result = WriteResult(id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"], similar=found)
                 if replaced:
                     self._supersede(replaced, result.id, stamp)
                     result.superseded = replaced
@@ -143,25 +148,35 @@ class MemoryService(
             raise InvalidInput("a memory cannot supersede itself: the new content is identical to the one it replaces")
         return found
 
-    def _near_duplicate(self, row: dict[str, Any], vector: Any, replaced: list[str]) -> WriteResult | None:
+    def _near_duplicate(self, row: dict[str, Any], vector: Any, replaced: list[str]) -> WriteResult | list[SimilarMemory] | None:
+        """The stored memory this write repeats (a WriteResult not storing it), or the stored
+        memories it updates (a changed number, version, path or name: it is stored, and they are
+        reported), or None."""
         s = self.settings
         if not s.dedup:
             return None
-        hits = self._similar_live(row["content"], vector, row["domain"], exclude_rowid=None)
-        hits = [(mid, sim) for mid, sim in hits if mid not in replaced]
-        if not hits or hits[0][1] < s.duplicate_similarity:
-            return None
-        mid, sim = hits[0]
-        other = self.store.get(mid)
-        return WriteResult(
-            id=mid,
-            created=False,
-            concepts=other["concepts"],
-            tags=other["tags"],
-            tier=other["tier"],
-            duplicate_of=mid,
-            similarity=rnd(sim),
-        )
+        updates: list[SimilarMemory] = []
+        for mid, sim in self._similar_live(row["content"], vector, row["domain"], exclude_rowid=None)[:DUP_COMPARED]:
+            if mid in replaced or sim < SIMILAR_FLOOR:
+                continue
+            other = self.store.get(mid)
+            verdict = dedup.compare(
+                row["content"], other["content"], sim, words_alike=s.duplicate_words, meaning_alike=s.duplicate_similarity,
+                synonyms_alike=s.duplicate_synonyms
+            )
+            if verdict.kind == dedup.DUPLICATE:
+                return WriteResult(
+                    id=mid,
+                    created=False,
+                    concepts=other["concepts"],
+                    tags=other["tags"],
+                    tier=other["tier"],
+                    duplicate_of=mid,
+                    similarity=rnd(sim),
+                )
+            if verdict.kind == dedup.UPDATE and len(updates) < SIMILAR_REPORTED:
+                updates.append(SimilarMemory(id=mid, similarity=rnd(sim), differs=verdict.differs[:8]))
+        return updates or None
 
     def _link_cooccurring(self, concepts: list[str], stamp: str) -> None:
         """Concepts written together get a weak Hebbian link (valence untouched: no outcome yet)."""

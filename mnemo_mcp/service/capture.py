@@ -94,8 +94,9 @@ class CaptureMixin(ServiceBase):
         if not self._capturing("fixes"):
             return None
         events = self._events(sid)
-        case = self._check_cases(sid, events, "fail", command, signature, calls or [], tool_use_id, now)
-        detail = {"status": "fail", "command": command, "identity": cases.command_identity(command),
+        identity = cases.command_identity(command)
+        case = self._check_cases(sid, events, "fail", command, signature, calls or [], tool_use_id, now, identity=identity)
+        detail = {"status": "fail", "command": command, "identity": identity,
                   "signature": signature, "tool_use_id": tool_use_id, "capture_only": True}
         with self.store.db.write():
             self._session_event(sid, CHECK, iso(now or self.clock()), detail=detail)
@@ -172,7 +173,7 @@ class CaptureMixin(ServiceBase):
                            and cases.command_identity(c[2]) == identity), None)
             if passed is None:
                 continue
-            self._check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now)
+            self._check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now, identity=identity)
             with self.store.db.write():
                 self._session_event(sid, CHECK, iso(now or self.clock()), detail={
                     "status": "pass", "command": d["command"], "identity": identity,
@@ -276,7 +277,7 @@ class CaptureMixin(ServiceBase):
 
     def _check_cases(
         self, sid: str, events: list[dict[str, Any]], status: str, check: str, signature: str | None,
-        calls: list[Call], tool_use_id: str | None, now: datetime | None,
+        calls: list[Call], tool_use_id: str | None, now: datetime | None, *, identity: str | None = None,
     ) -> str | None:
         """A check's result closes the window opened by the last failure of the same check: a
         pass after changes makes a fix case, a failure after changes a failed attempt."""
@@ -284,7 +285,7 @@ class CaptureMixin(ServiceBase):
 
         if not self._capturing("fixes"):
             return None
-        identity = cases.check_identity(check)
+        identity = identity or cases.check_identity(check)
         failure = None
         for e in events:
             if e["kind"] == CHECK and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import validate
-from ..core import lifecycle
+from ..core import dedup, lifecycle
 from ..core.text import fts_match_expression, query_words
 from ..models import ConsolidationReport, LifecycleChange, LifecycleResult, preview
 from .base import ServiceBase, iso
@@ -23,6 +23,7 @@ REPORT_LIMIT = 50  # entries per list in a report (counts stay complete)
 DUP_WORDS = 8  # rarest words of a memory used to find near-duplicate candidates
 DUP_CANDIDATES = 20
 DUP_COMMON_FLOOR = 50  # a word in more than max(this, 1% of memories) is common
+MERGE_FLOOR = 0.6  # below this cosine two memories are never one (the word rule decides above it)
 CLAIM_MINUTES = 10  # a consolidation claimed by another process is left to it this long
 USEFUL_LINK = 0.05  # weakest link counted as a useful connection
 
@@ -284,12 +285,18 @@ class LifecycleMixin(ServiceBase):
                     if vector is None:
                         continue
                     for other_id, sim in self._similar_live(row["content"], vector, row["domain"], row["rowid"]):
-                        if sim < s.duplicate_similarity:
+                        if sim < MERGE_FLOOR:
                             break
                         if other_id in gone:
                             continue
                         other = self.store.get(other_id)
                         if other is None or other["metadata"].get("duplicate_allowed"):
+                            continue
+                        # One memory said twice merges; an update (a fact changed) never does.
+                        verdict = dedup.compare(row["content"], other["content"], sim,
+                                                words_alike=s.duplicate_words, meaning_alike=s.duplicate_similarity,
+                synonyms_alike=s.duplicate_synonyms)
+                        if verdict.kind != dedup.DUPLICATE:
                             continue
                         keeper, loser = self._merge_roles(row, other)
                         note(
