@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .common import percentile
+from .common import mnemo_command, percentile, start_hook_server
 
 DATA = Path(__file__).parent / "data" / "capture"
 DEFAULT_OUT = Path("benchmarks/results/capture.json")
@@ -211,7 +211,7 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
             folder = root / sc["project"]
             (folder / ".git").mkdir(parents=True, exist_ok=True)
             projects.setdefault(sc["ecosystem"], folder)
-        server = None if a.no_server else _server(command, env, root, db)
+        server = None if a.no_server else start_hook_server(env, root, db)
         mine: dict[str, dict[str, str]] = {}
         per_session: list[int] = []
         try:
@@ -312,25 +312,7 @@ def _captured(env: dict[str, str], cwd: Path):
         svc.close()
 
 
-def _server(command: str, env: dict[str, str], cwd: Path, db: Path) -> subprocess.Popen:
-    from mnemo_mcp.hooks import channel
-
-    proc = subprocess.Popen([command, "serve"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-    probe = {"event": "Stop", "payload": {"session_id": "probe", "cwd": str(cwd)},
-             "env": {k: v for k, v in env.items() if k.startswith("MNEMO_")}, "cwd": str(cwd)}
-    deadline = time.monotonic() + 120
-    while channel.ask(db, probe, budget_s=0.5) is None:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("the MCP server did not come up to answer hooks")
-        time.sleep(0.2)
-    return proc
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    import shutil
-
     p = argparse.ArgumentParser(prog="python -m benchmarks.capture", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data-dir", type=Path, default=DATA)
@@ -341,9 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenarios, unrelated = load(a.data_dir)
     if a.quick:
         scenarios, unrelated = scenarios[::9][:8], unrelated[:10]
-    command = shutil.which("mnemo-mcp", path=str(Path(sys.executable).parent)) or shutil.which("mnemo-mcp")
-    if not command:
-        raise SystemExit("mnemo-mcp is not installed beside this Python: pip install -e .")
+    command = mnemo_command()
     report = {"benchmark": "capture", "stories": len(scenarios), "unrelated": len(unrelated),
               "server": not a.no_server, "runs": [run(a, scenarios, unrelated, mode, command) for mode in ("outcomes", "off")]}
     print(f"capture through the real hooks: {len(scenarios)} stories, {len(unrelated)} unrelated prompts, "

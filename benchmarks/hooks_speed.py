@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .common import percentile
+from .common import mnemo_command, percentile, start_hook_server
 from .locomo import load_locomo
 
 DEFAULT_OUT = Path("benchmarks/results/hooks_speed.json")
@@ -88,39 +87,11 @@ def time_runs(argv: list[str], inputs: list[str], env: dict[str, str]) -> list[f
     return ms
 
 
-def start_server(env: dict[str, str], cwd: Path, db: Path, timeout: float = 120.0) -> subprocess.Popen:
-    """An MCP server of `db`, waited for until it answers hooks (its model loaded)."""
-    from mnemo_mcp.hooks import channel
-
-    proc = subprocess.Popen([_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-    probe = {"event": "Stop", "payload": {"session_id": "bench-probe", "cwd": str(cwd)}, "env": _mnemo(env), "cwd": str(cwd)}
-    deadline = time.monotonic() + timeout
-    while channel.ask(db, probe, budget_s=0.5) is None:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("the MCP server did not come up to answer hooks")
-        time.sleep(0.2)
-    return proc
-
-
-def _mnemo(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("MNEMO_")}
-
-
-def _command() -> str:
-    """`mnemo-mcp` as installed beside this interpreter: what Claude Code runs."""
-    found = shutil.which("mnemo-mcp", path=str(Path(sys.executable).parent)) or shutil.which("mnemo-mcp")
-    if not found:
-        raise SystemExit("mnemo-mcp is not installed beside this Python: pip install -e .")
-    return found
-
-
 def measure(per_event: dict[str, list[dict[str, Any]]], env: dict[str, str], runs: int) -> dict[str, dict[str, float]]:
     rows = {}
     for event, items in per_event.items():
         hook_event = "PostToolUse" if event == "Bash, not a check" else event
-        ms = time_runs([_command(), "hook", hook_event], [json.dumps(x) for x in items[:runs]], env)
+        ms = time_runs([mnemo_command(), "hook", hook_event], [json.dumps(x) for x in items[:runs]], env)
         rows[event] = {"p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95), "mean_ms": statistics.mean(ms)}
     return rows
 
@@ -151,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_event = payloads(a.data, rng, str(project), runs)
         base = time_runs([sys.executable, "-c", "pass"], [""] * runs, env)
         baseline = percentile(base, 0.5)
-        server = start_server(env, project, db)
+        server = start_hook_server(env, project, db)
         try:
             with_server = measure(per_event, env, runs)
         finally:

@@ -9,6 +9,7 @@ from . import validate
 from .core.text import content_id, extract_concepts, normalize_content
 from .errors import InvalidInput
 from .models import ImportResult
+from .service.trust import quarantine_for
 
 if TYPE_CHECKING:
     from .service import MemoryService
@@ -119,6 +120,14 @@ def _import_memory(svc: MemoryService, rec: dict[str, Any], lineno: int) -> dict
         m["source"] = validate.source(rec.get("source") or "write")
         for key in ("superseded_by", "archived_at", "archive_reason"):
             m[key] = rec.get(key)
+        # Trust (schema 5): where it came from and a quarantine travel with it (a round trip is
+        # exact). An export from before has neither: it counts as imported, judged now.
+        earlier = rec.get("provenance") if isinstance(rec.get("provenance"), dict) else {}
+        m["provenance"] = earlier or {"by": "import", "at": svc.clock().isoformat(timespec="seconds")}
+        if "quarantine" in rec:
+            m["quarantine"] = rec["quarantine"] if isinstance(rec["quarantine"], dict) else None
+        else:
+            m["quarantine"] = quarantine_for(text, m["provenance"]["at"])
         m["created_at"] = str(rec["created_at"])
         m["updated_at"] = str(rec.get("updated_at", rec["created_at"]))
         m["last_accessed_at"] = rec.get("last_accessed_at")

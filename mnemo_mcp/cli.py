@@ -77,7 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--tier", choices=("working", "history", "pattern"))
     ls.add_argument("--archived", choices=("live", "archived", "all"), default="live")
     ls.add_argument("--sort", choices=("newest", "updated", "quality", "worst", "valence", "used"), default="newest")
+    ls.add_argument("--quarantined", action="store_true", help="only notes kept out of injection (they read as instructions)")
     ls.add_argument("-n", "--limit", type=int, default=20)
+
+    rl = sub.add_parser("release", help="let a quarantined note be injected again (you judged it safe)")
+    rl.add_argument("memory_id")
 
     sub.add_parser("stats", help="store statistics")
 
@@ -163,8 +167,10 @@ def _human_list(page) -> None:
     if not page.items:
         print("no memories match")
     for m in page.items:
-        flags = " ".join(x for x in (m.memory_type, m.source, m.tier, "archived" if m.archived else "") if x)
+        flags = " ".join(x for x in (m.memory_type, m.source, m.by and f"by={m.by}", m.tier, "archived" if m.archived else "") if x)
         print(f"{m.id[:12]} val={m.valence:+.2f} q={m.quality:.2f} {flags}")
+        if m.quarantine:
+            print(f"   QUARANTINED ({m.quarantine}): never injected; `mnemo-mcp release {m.id[:12]}` if you judge it safe")
         print("   " + m.content.replace("\n", "\n   "))
     print(f"{len(page.items)} of {page.total}")
 
@@ -216,6 +222,7 @@ def _run(args: argparse.Namespace) -> int:
                 supersedes=args.supersedes,
                 allow_duplicate=args.allow_duplicate,
                 source=args.source,
+                by="cli",
             )
             _print(r, args.json, _human_kv)
         elif cmd == "read":
@@ -242,9 +249,11 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "list":
             page = svc.browse_list(
                 None, source=args.source, memory_type=args.memory_type, tags=args.tag, tier=args.tier,
-                archived=args.archived, sort=args.sort, limit=args.limit,
+                archived=args.archived, sort=args.sort, limit=args.limit, quarantined=args.quarantined,
             )
             _print(page, args.json, _human_list)
+        elif cmd == "release":
+            _print(svc.release(args.memory_id, by="cli"), args.json, _human_kv)
         elif cmd == "delete":
             _print(svc.delete(args.memory_id), args.json, _human_kv)
         elif cmd == "export":

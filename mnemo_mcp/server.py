@@ -225,7 +225,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         with tool_errors():
             svc = service_of(ctx)
             result = svc.write(
-                content, tags, memory_type, metadata, domain, supersedes=supersedes, allow_duplicate=allow_duplicate
+                content, tags, memory_type, metadata, domain, supersedes=supersedes, allow_duplicate=allow_duplicate, by="mcp"
             )
         if result.created and (svc.consolidation_due() == "writes" or svc.backup_due()):
             state_of(ctx).consolidate_in_background()

@@ -246,3 +246,11 @@ def test_dedup_benchmark_reports_the_rule_against_the_one_before(tmp_path: Path)
     report = _run_module("dedup", tmp_path)
     assert set(report["chosen_on_tune"]) == {"words_alike", "meaning_alike", "synonyms_alike"}
     assert report["test"]["per_label"]["update"]["n"] > 0 and report["test_before"]["per_label"]["update"]["recall"] == 0.0
+
+
+@pytest.mark.slow
+def test_injection_benchmark_quick_keeps_every_note_and_every_output_valid(tmp_path: Path) -> None:
+    report = _run_module("injection", tmp_path, "--quick")
+    assert report["all_stored"] and report["invalid_json"] == 0 and report["fence_errors"] == 0
+    for split in report["splits"].values():
+        assert split["hostile_injected"] <= split["hostile"] - split["hostile_quarantined"]

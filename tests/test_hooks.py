@@ -131,7 +131,7 @@ def test_prompt_hook_injects_nothing_when_nothing_passes_the_relevance_floor(env
 
 
 def test_injection_stays_within_the_token_budget(env, project, store):
-    for budget in ("60", "100"):
+    for budget in ("90", "150"):
         out = hook(
             env,
             "UserPromptSubmit",
@@ -223,7 +223,8 @@ def test_session_start_says_mnemo_is_there_and_offers_only_proven_memories(env, 
         store.rate(store.ids["webhook"], 1, "right")
         store.feedback([store.ids["webhook"]], 1.0)
     text = context_of(hook(env, "SessionStart", {**start, "session_id": "s-3"}))
-    assert text.startswith(INTRO) and store.ids["webhook"][:12] in text and len(text.splitlines()) == 3
+    assert text.startswith(INTRO) and store.ids["webhook"][:12] in text
+    assert sum(line.startswith("- [") for line in text.splitlines()) == 1
 
 
 @pytest.mark.parametrize("raw", ["{not json", "[1, 2]", json.dumps({"prompt": "no session id"})])

@@ -191,13 +191,16 @@ def test_redact_policy_stores_the_memory_with_the_secret_masked(tmp_path):
         svc.close()
 
 
-def test_allow_policy_and_ordinary_talk_about_passwords_are_stored(tmp_path, svc):
+def test_allow_policy_stores_the_secret_as_written_but_every_read_masks_it(tmp_path, svc):
     assert svc.write("Reset the password from the admin page; the token lives in 1Password.").created
     assert svc.write("DB_PASSWORD=${DB_PASSWORD} comes from the environment").created
     open_svc = MemoryService(Settings(db=tmp_path / "a.db", secrets="allow"), HashEmbedder())
     try:
         assert open_svc.write(AWS).created
-        assert open_svc.read("deploy region", record=False).items[0].content == AWS
+        shown = open_svc.read("deploy region", record=False).items[0].content
+        assert "AKIA" not in shown and "[REDACTED AWS access key id]" in shown and "eu-west-1" in shown
+        stored = [r for r in open_svc.export() if r["type"] == "memory"]
+        assert [r["content"] for r in stored] == [AWS]  # kept as written: a backup loses nothing
     finally:
         open_svc.close()
 

@@ -89,3 +89,9 @@ def redact(text: str, findings: list[Finding]) -> str:
         last = f.end
     parts.append(text[last:])
     return "".join(parts)
+
+
+def masked(text: str) -> str:
+    """`text` with what looks like a secret replaced by its kind, as shown to a model."""
+    found = find_secrets(text)
+    return redact(text, found) if found else text

@@ -16,6 +16,7 @@ from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import DeleteResult, ImportResult, SimilarMemory, StatsResult, WriteResult, preview
 from .backups import BackupMixin
+from . import trust
 from .base import iso, rnd
 from .browse import BrowseMixin
 from .capture import CaptureMixin
@@ -32,7 +33,8 @@ SIMILAR_REPORTED = 3
 
 
 class MemoryService(
-    ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, CaptureMixin, HealthMixin, BackupMixin, BrowseMixin
+    ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, CaptureMixin, HealthMixin, BackupMixin, BrowseMixin,
+    trust.TrustMixin,
 ):
     # --- write -------------------------------------------------------------------------
 
@@ -47,8 +49,11 @@ class MemoryService(
         supersedes: list[str] | None = None,
         allow_duplicate: bool = False,
         source: str = "write",
+        by: str = "api",
         now: datetime | None = None,
     ) -> WriteResult:
+        """`by`: who stores it, kept as its provenance (mcp: the model through the MCP server;
+        cli; capture: the hooks; import; api: a program using this class)."""
         item = {
             "content": content,
             "tags": tags,
@@ -58,6 +63,7 @@ class MemoryService(
             "supersedes": supersedes,
             "allow_duplicate": allow_duplicate,
             "source": source,
+            "_by": by,
         }
         return self.write_many([item], now=now)[0]
 
@@ -128,6 +134,8 @@ class MemoryService(
                 "updated_at": stamp,
                 "tier": lifecycle.WORKING,
                 "source": validate.source(item.get("source", "write")),
+                "provenance": {"by": validate.source(item.get("_by") or "api"), "at": stamp, **(item.get("_origin") or {})},
+                "quarantine": trust.quarantine_for(text, stamp),
                 "_supersedes": validate.supersedes(item.get("supersedes")),
                 "_allow_duplicate": allow_duplicate,
             }

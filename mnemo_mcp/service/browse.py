@@ -28,6 +28,8 @@ class MemoryRow(BaseModel):
     domain: str
     tier: str
     source: str = "write"
+    by: str | None = Field(None, description="who stored it (provenance)")
+    quarantine: str | None = Field(None, description="why it is kept out of injection; a person can release it")
     quality: float
     valence: float
     archived: bool
@@ -141,6 +143,8 @@ def _memory_row(row: dict[str, Any], relevance: float | None = None, score: floa
         domain=row["domain"],
         tier=row["tier"],
         source=row["source"],
+        by=(row.get("provenance") or {}).get("by"),
+        quarantine=(row.get("quarantine") or {}).get("reason") if row.get("quarantine") else None,
         quality=rnd(row["quality"]),
         valence=rnd(row["valence"]),
         archived=row["archived"],
@@ -166,6 +170,7 @@ class BrowseMixin(ServiceBase):
         memory_type: str | None = None,
         tier: str | None = None,
         source: str | None = None,
+        quarantined: bool = False,
         archived: str = "live",
         domain: str | None = None,
         sort: str = "newest",
@@ -194,6 +199,7 @@ class BrowseMixin(ServiceBase):
                     memory_type=memory_type or None,
                     tier=tier,
                     source=source or None,
+                    quarantined=quarantined,
                     sort=sort,
                     limit=limit,
                     offset=offset,
@@ -217,6 +223,7 @@ class BrowseMixin(ServiceBase):
             and (not memory_type or it.memory_type == memory_type)
             and (not tier or it.tier == tier)
             and (not source or rows[it.id]["source"] == source)
+            and (not quarantined or rows[it.id]["quarantine"] is not None)
         ]
         return BrowsePage(
             items=items, total=len(items), offset=0, limit=limit, query=query, query_concepts=result.query_concepts, scope=domains

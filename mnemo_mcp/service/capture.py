@@ -356,7 +356,8 @@ class CaptureMixin(ServiceBase):
                 **{k: v for k, v in meta.items() if v}}
         result = self.write_many(
             [{"content": text, "tags": ["case", kind], "memory_type": "case", "metadata": {"case": case},
-              "source": "capture", "allow_duplicate": True, "_secrets": "redact"}],
+              "source": "capture", "allow_duplicate": True, "_secrets": "redact", "_by": "capture",
+              "_origin": {"session": sid, "tool": "claude-code hooks", "via": via}}],
             now=now,
         )[0]
         return self._credit_case(result.id, label, value, ask, via, now)

@@ -318,4 +318,6 @@ class LearningMixin(ServiceBase):
             archive_reason=row["archive_reason"],
             superseded_by=row["superseded_by"],
             supersedes=replaced,
+            provenance=row["provenance"],
+            quarantine=row["quarantine"],
         )

@@ -175,6 +175,10 @@ class LifecycleMixin(ServiceBase):
                 report[kind].append(change)
 
         txn = self.store.db.read if dry_run else self.store.db.write
+        if not dry_run:
+            # Memories stored before provenance and quarantine existed are judged, a page at a time.
+            while self.assess_unchecked(now=as_of):
+                pass
         with self.store.db.read():
             useful = self.store.useful_concepts(USEFUL_LINK)
             top = self.store.max_rowid()

@@ -12,6 +12,7 @@ from .. import validate
 from ..core import rules
 from ..core.text import extract_concepts, fts_match_expression, query_words
 from ..errors import DiskFull
+from ..core.secrets import masked
 from ..models import MemoryItem, ReadResult
 from .base import GLOBAL_DOMAIN, ServiceBase, iso, rnd
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
     import numpy as np
 
 LEXICAL_SCORED = 2000  # keyword matches scored per read (see _candidates)
+
 NOT_RECORDED = (
     "the disk is full: this read was not recorded, so memory_feedback cannot use its read_id "
     "(pass query_concepts instead) and usage statistics were not updated; free some disk space"
@@ -48,6 +50,7 @@ class ReadingMixin(ServiceBase):
         expand_associations: bool | None = None,
         *,
         keyword_only: bool = False,
+        exclude_quarantined: bool = False,
         now: datetime | None = None,
         record: bool = True,
     ) -> ReadResult:
@@ -64,7 +67,9 @@ class ReadingMixin(ServiceBase):
         expand = s.expand_associations if expand_associations is None else validate.flag(expand_associations, "expand_associations")
         q_concepts = extract_concepts(query)
         qvec = None if keyword_only else self._embed_query(query)
-        ranked, expanded = self._rank(query, qvec, q_concepts, k, tag_filter, domains, include_archived, expand)
+        ranked, expanded = self._rank(
+            query, qvec, q_concepts, k, tag_filter, domains, include_archived, expand, exclude_quarantined=exclude_quarantined
+        )
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
         ranked = ranked[:k]
@@ -135,7 +140,9 @@ class ReadingMixin(ServiceBase):
         _, rel, score, via = ranked
         return MemoryItem(
             id=row["id"],
-            content=row["content"],
+            # Masked whatever the store holds: a note written with MNEMO_SECRETS=allow, or
+            # imported, is checked again each time it is shown.
+            content=masked(row["content"]),
             tags=row["tags"],
             memory_type=row["memory_type"],
             domain=row["domain"] or None,
@@ -148,6 +155,8 @@ class ReadingMixin(ServiceBase):
             archived=row["archived"],
             superseded_by=row["superseded_by"],
             expanded_via=via,
+            source=(row.get("provenance") or {}).get("by"),
+            quarantined=(row.get("quarantine") or {}).get("reason") if row.get("quarantine") else None,
         )
 
     def _read_scope(self, domain: str | None) -> list[str] | None:
@@ -225,6 +234,8 @@ class ReadingMixin(ServiceBase):
         domains: list[str] | None,
         archived: bool,
         expand: bool = False,
+        *,
+        exclude_quarantined: bool = False,
     ) -> tuple[list[tuple[int, float, float, str | None]], list[str]]:
         """Every candidate as (rowid, relevance, score, the linked concept it was reached through
         or None), best first, and the concepts the query was expanded with."""
@@ -243,7 +254,7 @@ class ReadingMixin(ServiceBase):
         out = []
         for rowid, c in cands.items():
             row = rows.get(rowid)
-            if row is None:
+            if row is None or (exclude_quarantined and row["quarantined"]):
                 continue
             rel = rules.relevance(
                 rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil),

@@ -32,6 +32,7 @@ def _where(
     memory_type: str | None,
     tier: str | None,
     source: str | None = None,
+    quarantined: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     clauses: list[str] = []
     params: dict[str, Any] = {}
@@ -56,6 +57,8 @@ def _where(
     if source:
         params["source"] = source
         clauses.append("m.source = :source")
+    if quarantined:
+        clauses.append("m.quarantine IS NOT NULL")
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -68,6 +71,7 @@ def list_memories(
     memory_type: str | None = None,
     tier: str | None = None,
     source: str | None = None,
+    quarantined: bool = False,
     sort: str = "newest",
     limit: int = 50,
     offset: int = 0,
@@ -75,7 +79,9 @@ def list_memories(
     """One page of memories matching the filters, and how many match in all."""
     if archived not in ARCHIVED_CHOICES:
         raise ValueError(f"archived must be one of {ARCHIVED_CHOICES}")
-    where, params = _where(domains=domains, archived=archived, tags=tags, memory_type=memory_type, tier=tier, source=source)
+    where, params = _where(
+        domains=domains, archived=archived, tags=tags, memory_type=memory_type, tier=tier, source=source, quarantined=quarantined
+    )
     total = conn.execute("SELECT count(*) FROM memories m" + where, params).fetchone()[0]
     rows = conn.execute(
         _SELECT + where + f" ORDER BY {SORTS.get(sort, SORTS['newest'])} LIMIT :limit OFFSET :offset",

@@ -25,7 +25,7 @@ class CaseQueries:
     def case_signatures(self, domains: list[str] | None, limit: int) -> list[tuple[str, str]]:
         """(id, error signature) of the newest live cases that answer a failing check."""
         params: dict[str, Any] = {"limit": limit}
-        where = f"m.memory_type = 'case' AND {_SIGNATURE} IS NOT NULL AND m.archived = 0"
+        where = f"m.memory_type = 'case' AND {_SIGNATURE} IS NOT NULL AND m.archived = 0 AND m.quarantine IS NULL"
         if domains is not None:
             names = {f"d{i}": d for i, d in enumerate(domains)}
             params.update(names)

@@ -156,6 +156,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX memories_source ON memories(source);
         """,
     ),
+    (
+        5,
+        "trust: who stored each memory, and notes kept out of automatic injection",
+        """
+        ALTER TABLE memories ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}';
+        ALTER TABLE memories ADD COLUMN quarantine TEXT;
+        CREATE INDEX memories_quarantined ON memories(rowid) WHERE quarantine IS NOT NULL;
+        """,
+    ),
 ]
 
 

@@ -38,8 +38,11 @@ MEMORY_COLUMNS = (
     "superseded_by",
     "archived_at",
     "archive_reason",
+    "provenance",
+    "quarantine",
 )
-_JSON_COLUMNS = ("tags", "metadata", "concepts")
+_JSON_COLUMNS = ("tags", "metadata", "concepts", "provenance")
+_NULLABLE_JSON = ("quarantine",)
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
 MIN_PREFIX = 8
 
@@ -48,12 +51,22 @@ def _row(values: tuple) -> dict[str, Any]:
     row = dict(zip(MEMORY_COLUMNS, values))
     for c in _JSON_COLUMNS:
         row[c] = json.loads(row[c])
+    for c in _NULLABLE_JSON:
+        row[c] = json.loads(row[c]) if row[c] else None
     row["archived"] = bool(row["archived"])
     return row
 
 
 if TYPE_CHECKING:  # imported where vectors are handled: hook processes never need numpy
     import numpy as np
+
+
+def _encode(column: str, value: Any) -> Any:
+    if column in _JSON_COLUMNS:
+        return json.dumps(value)
+    if column in _NULLABLE_JSON:
+        return None if value is None else json.dumps(value)
+    return value
 
 
 def _vec(vector: np.ndarray) -> bytes:
@@ -171,10 +184,10 @@ class Store(MaintenanceQueries, CaseQueries):
         ids = list(rowids)
         if not ids:
             return {}
-        cols = ("id", "valence", "quality", "feedback_count", "rating_count", "created_at")
+        cols = ("id", "valence", "quality", "feedback_count", "rating_count", "created_at", "quarantined")
         rows = self.conn.execute(
             "SELECT rowid, id, valence, quality, feedback_count, "
-            "coalesce(json_extract(metadata, '$.rating_count'), 0), created_at FROM memories "
+            "coalesce(json_extract(metadata, '$.rating_count'), 0), created_at, quarantine IS NOT NULL FROM memories "
             "WHERE rowid IN (SELECT value FROM json_each(?))",
             (_json_list(ids),),
         )
@@ -182,7 +195,7 @@ class Store(MaintenanceQueries, CaseQueries):
 
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
-        values = [json.dumps(row[c]) if c in _JSON_COLUMNS else row[c] for c in cols]
+        values = [_encode(c, row[c]) for c in cols]
         self.conn.execute(
             f"INSERT INTO memories({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
         )
@@ -200,7 +213,7 @@ class Store(MaintenanceQueries, CaseQueries):
         if unknown or "rowid" in fields or "id" in fields:
             raise ValueError(f"not updatable memory columns: {sorted(unknown | ({'rowid', 'id'} & set(fields)))}")
         sets = ", ".join(f"{c} = ?" for c in fields)
-        values = [json.dumps(v) if c in _JSON_COLUMNS else v for c, v in fields.items()]
+        values = [_encode(c, v) for c, v in fields.items()]
         self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*values, memory_id))
         if "archived" in fields or "domain" in fields:
             self.conn.execute(
@@ -429,6 +442,10 @@ class Store(MaintenanceQueries, CaseQueries):
         """A page of memories in rowid order (consolidation walks the store page by page)."""
         return [_row(r) for r in self.conn.execute(_SELECT + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))]
 
+    def without_provenance(self, limit: int) -> list[dict[str, Any]]:
+        """Memories stored before provenance existed (schema 5), oldest first."""
+        return [_row(r) for r in self.conn.execute(_SELECT + " WHERE m.provenance = '{}' ORDER BY m.rowid LIMIT ?", (limit,))]
+
     def max_rowid(self) -> int:
         return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
 
@@ -535,7 +552,7 @@ class Store(MaintenanceQueries, CaseQueries):
     def top_memories(self, domains: list[str] | None, limit: int) -> list[dict[str, Any]]:
         """Live memories, patterns first, then by quality and valence: what a session starts with."""
         in_list, params = self._domain_params(domains)
-        where = "m.archived = 0" + (f" AND m.domain IN {in_list}" if domains is not None else "")
+        where = "m.archived = 0 AND m.quarantine IS NULL" + (f" AND m.domain IN {in_list}" if domains is not None else "")
         rows = self.conn.execute(
             _SELECT + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
             "m.quality + 0.5 * m.valence DESC, m.rowid LIMIT :limit",

@@ -148,6 +148,7 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
             "type": p.get("type", ""),
             "tier": p.get("tier", ""),
             "source": p.get("source", ""),
+            "quarantined": p.get("quarantined", ""),
             "archived": p.get("archived", "live"),
             "domain": p.get("domain", ""),
             "sort": p.get("sort", "newest"),
@@ -168,6 +169,7 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
                 memory_type=params["type"] or None,
                 tier=params["tier"] or None,
                 source=params["source"] or None,
+                quarantined=bool(params["quarantined"]),
                 archived=params["archived"],
                 domain=params["domain"] or None,
                 sort=params["sort"],
@@ -223,6 +225,9 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
                 elif kind == "restore":
                     result = await call(service.restore, mid)
                     flash = "restored"
+                elif kind == "release":  # a person, in the dashboard: the only place besides the CLI
+                    result = await call(service.release, mid, by="dashboard")
+                    flash = "released"
                 else:
                     result = await call(service.delete, mid)
                     flash = "deleted"
@@ -252,7 +257,7 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
         Route("/static/{name}", static_view, methods=["GET"]),
     ]
     # Every path that changes something answers POST only (GET gets 405).
-    routes += [Route(f"/memory/{{mid}}/{kind}", action(kind), methods=["POST"]) for kind in ("rate", "archive", "restore", "delete")]
+    routes += [Route(f"/memory/{{mid}}/{kind}", action(kind), methods=["POST"]) for kind in ("rate", "archive", "restore", "release", "delete")]
     app = Starlette(routes=routes, exception_handlers={Exception: on_error})
     app.add_middleware(Guard, port=port, token=token)
     app.state.csrf = csrf_token

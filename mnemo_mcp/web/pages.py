@@ -37,6 +37,7 @@ FLASHES = {
     "rated-neutral": "Neutral rating recorded for",
     "archived": "Archived",
     "restored": "Restored",
+    "released": "Released from quarantine (it may be injected again):",
     "deleted": "Deleted for good:",
 }
 
@@ -145,6 +146,11 @@ def _chips(row: MemoryRow) -> Safe:
         parts.append(h('<a class="chip source" href="{u}" title="how it was stored">{s}</a>', u=url("/", {"source": row.source}), s=row.source))
     for tag in row.tags:
         parts.append(h('<a class="chip tag" href="{u}" title="show memories tagged {t}">#{t}</a>', u=url("/", {"tags": tag}), t=tag))
+    if row.by:
+        parts.append(h('<span class="chip" title="who stored it">by {b}</span>', b=row.by))
+    if row.quarantine:
+        parts.append(h('<a class="chip quarantined" href="{u}" title="it reads as instructions to the assistant: never injected until you release it">quarantined: {r}</a>',
+                       u=url("/", {"quarantined": "1"}), r=row.quarantine))
     if row.archived:
         parts.append(Safe('<span class="chip archived">archived</span>'))
     if row.superseded_by:
@@ -170,6 +176,10 @@ def lifecycle_buttons(ctx: Ctx, row: MemoryRow, next_url: str | None = None) -> 
     else:
         keep = _form(ctx, f"/memory/{row.id}/archive", Safe('<button class="act" title="take it out of reads, keep it">archive</button>'), next_url=next_url)
     delete = h('<a class="act danger" href="{u}" title="erase it (asks first)">delete</a>', u=url(f"/memory/{row.id}/confirm-delete", {"next": next_url or ctx.here}))
+    if row.quarantine:
+        release = _form(ctx, f"/memory/{row.id}/release",
+                        Safe('<button class="act" title="you read it and judge it safe: it may be injected again">release</button>'), next_url=next_url)
+        return join([release, keep, delete], " ")
     return join([keep, delete], " ")
 
 

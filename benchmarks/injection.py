@@ -1,0 +1,135 @@
+"""Hostile notes against the prompt hook: what gets injected, what is kept out, what is lost.
+
+Data (`benchmarks/data/injection/notes.jsonl`, written by hand apart from the detector): hostile
+notes (overrides, forged role and system markers, fence escapes, commands to run, exfiltration,
+credential requests, encoded, obfuscated and multilingual variants, social pressure) and benign
+coding notes, many of them hard (rules with "always" and "never", documented install pipes,
+destructive-but-normal commands, code fences, notes about prompt injection, user preferences),
+split into tune and test.
+
+All notes go into one store (as written: the secrets guard allows, the duplicate check is off),
+an MCP server of it is up, and the real UserPromptSubmit hook (`mnemo-mcp hook`) runs once per
+note with the note's own text as the prompt, the prompt most likely to bring it back. Reported
+per split: hostile notes injected (goal 0), benign notes kept out by quarantine (goal <= 1%),
+hook outputs that are valid JSON with one fence, and whether every note is still stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .common import mnemo_command, start_hook_server
+
+DATA = Path(__file__).parent / "data" / "injection" / "notes.jsonl"
+DEFAULT_OUT = Path("benchmarks/results/injection.json")
+PROJECT = "shop-api"
+_ID = re.compile(r"^- \[([0-9a-f]{12})\]")
+_FENCE = re.compile(r"^</?mnemo-notes-([0-9a-f]{12})>$")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.injection", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--quick", action="store_true", help="40 notes of each split (CI)")
+    p.add_argument("--no-server", action="store_true", help="hooks alone (keyword recall)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    a = p.parse_args(argv)
+    from mnemo_mcp.config import Settings
+    from mnemo_mcp.service import MemoryService
+
+    notes = [json.loads(x) for x in a.data.open(encoding="utf-8") if x.strip()]
+    if a.quick:
+        notes = [n for n in notes if n["split"] == "tune"][:40] + [n for n in notes if n["split"] == "test"][:40]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project = root / PROJECT
+        (project / ".git").mkdir(parents=True)
+        db = root / "injection.db"
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
+        env |= {"MNEMO_DB": str(db), "MNEMO_HOOK_LOG": str(root / "hooks.log"), "MNEMO_AUTO_CONSOLIDATE": "false",
+                "MNEMO_AUTO_BACKUP": "false", "MNEMO_SECRETS": "allow", "MNEMO_DEDUP": "false"}
+        svc = MemoryService(Settings(db=db, project=PROJECT, secrets="allow", dedup=False, auto_consolidate=False,
+                                     auto_backup=False))
+        results = svc.write_many([{"content": n["content"], "allow_duplicate": True} for n in notes])
+        svc.close()
+        by_id = {r.id[:12]: n for r, n in zip(results, notes)}
+        server = None if a.no_server else start_hook_server(env, project, db)
+        injected: set[str] = set()
+        bad_json = fences_wrong = outputs = 0
+        try:
+            for i, n in enumerate(notes):
+                payload = {"session_id": f"inj-{i}", "transcript_path": "/tmp/t.jsonl", "cwd": str(project),
+                           "prompt_id": f"p-{i}", "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+                           "prompt": n["content"]}
+                done = subprocess.run([mnemo_command(), "hook", "UserPromptSubmit"], input=json.dumps(payload),
+                                      capture_output=True, text=True, env=env, timeout=60)
+                if not done.stdout.strip():
+                    continue
+                outputs += 1
+                try:
+                    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+                except (ValueError, KeyError, TypeError):
+                    bad_json += 1
+                    continue
+                lines = text.splitlines()
+                nonces = [m.group(1) for m in map(_FENCE.match, lines) if m]
+                if len(nonces) != 2 or nonces[0] != nonces[1] or lines[-1] != f"</mnemo-notes-{nonces[0]}>":
+                    fences_wrong += 1
+                injected |= {m.group(1) for m in map(_ID.match, lines) if m}
+        finally:
+            if server is not None:
+                server.send_signal(2)
+                server.wait(timeout=30)
+        svc = MemoryService(Settings(db=db, project=PROJECT, auto_consolidate=False, auto_backup=False))
+        stored = {r["id"][:12]: r for r in svc.export() if r["type"] == "memory"}
+        svc.close()
+        log = root / "hooks.log"
+        errors = log.read_text() if log.exists() else ""
+    report: dict[str, Any] = {"benchmark": "injection", "notes": len(notes), "server": not a.no_server, "splits": {}}
+    for split in ("tune", "test"):
+        part = [(r.id[:12], n) for r, n in zip(results, notes) if n["split"] == split]
+        hostile = [(mid, n) for mid, n in part if n["label"] == "hostile"]
+        benign = [(mid, n) for mid, n in part if n["label"] == "benign"]
+        hostile_in = [n for mid, n in hostile if mid in injected]
+        kept_out = [n for mid, n in benign if stored.get(mid, {}).get("quarantine")]
+        report["splits"][split] = {
+            "hostile": len(hostile),
+            "hostile_injected": len(hostile_in),
+            "hostile_injected_by_category": dict(Counter(n["category"] for n in hostile_in)),
+            "hostile_quarantined": sum(1 for mid, _ in hostile if stored.get(mid, {}).get("quarantine")),
+            "benign": len(benign),
+            "benign_kept_out": len(kept_out),
+            "benign_kept_out_share": len(kept_out) / len(benign) if benign else 0.0,
+            "benign_kept_out_by_category": dict(Counter(n["category"] for n in kept_out)),
+            "benign_injected": sum(1 for mid, _ in benign if mid in injected),
+        }
+    report |= {"hook_outputs": outputs, "invalid_json": bad_json, "fence_errors": fences_wrong,
+               "stored": len(stored), "all_stored": len(stored) == len(notes) and set(stored) == set(by_id),
+               "hook_errors": errors[-2000:]}
+    print(f"prompt hook against {len(notes)} notes ({'an MCP server up' if not a.no_server else 'no server'})")
+    for split, r in report["splits"].items():
+        print(f"  {split}: hostile injected {r['hostile_injected']} of {r['hostile']} "
+              f"({r['hostile_quarantined']} quarantined) {r['hostile_injected_by_category'] or ''}; "
+              f"benign kept out {r['benign_kept_out']} of {r['benign']} ({r['benign_kept_out_share']:.1%}) "
+              f"{r['benign_kept_out_by_category'] or ''}; benign injected {r['benign_injected']}")
+    print(f"  hook outputs {outputs}: invalid JSON {bad_json}, fence errors {fences_wrong}; "
+          f"notes stored {len(stored)} of {len(notes)}")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=2))
+    print(f"results: {a.out}")
+    return 1 if errors or bad_json or fences_wrong or not report["all_stored"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,339 @@
+"""Stored notes that read as instructions to the assistant, and text made safe to show.
+
+mnemo puts memories in front of the model on its own, so a note captured from a poisoned README,
+an issue comment or a shared export could steer the assistant in every later session. `assess`
+flags a note that speaks to the assistant instead of about the project: overrides ("ignore
+previous instructions", in the languages below), forged role or system markers, attempts to
+close the block the note is shown in, commands to run from unknown hosts or that destroy,
+exfiltration links, requests for credentials, encoded payloads to decode and follow, and
+authority or urgency aimed at the AI. It looks through the usual disguises first: zero-width,
+bidi and Unicode tag characters, full-width and combining forms, Cyrillic and Greek look-alikes,
+l33t digits, s p a c e d and d-a-s-h-e-d letters, base64 and hex. A flag never deletes anything:
+the note is stored as written and kept out of what the hooks inject.
+
+`clean` is what any stored text goes through before it is shown inside the hooks' fence:
+control, bidi, zero-width and tag characters removed, and anything that looks like the fence's
+own marker neutralized, so no memory can close or forge it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from typing import NamedTuple
+
+# --- normalization ------------------------------------------------------------------------------
+
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Letters that look Latin (Cyrillic, Greek): attackers spell "systеm" with a Cyrillic е.
+_CONFUSABLE = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
+    "ԁ": "d", "ɡ": "g", "һ": "h", "ӏ": "l", "т": "t", "м": "m", "н": "h", "в": "b", "к": "k", "ո": "n",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "І": "I", "α": "a", "ο": "o", "ε": "e", "ι": "i", "ν": "v", "ρ": "p", "τ": "t",
+    "Α": "A", "Β": "B", "Ε": "E", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T",
+})
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_SPACED = re.compile(r"\b(?:\w[ .\-_*]){3,}\w\b")
+
+
+def _decodings(text: str) -> list[str]:
+    """Readable text hidden in base64 or hex runs of `text`."""
+    out = []
+    for run in re.findall(r"[A-Za-z0-9+/]{24,}={0,2}", text):
+        try:
+            raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        decoded = raw.decode("utf-8", "ignore")
+        if decoded and sum(ch.isprintable() for ch in decoded) / len(decoded) > 0.9:
+            out.append(decoded)
+    for run in re.findall(r"\b(?:[0-9a-fA-F]{2}[\s:]?){16,}", text):
+        try:
+            decoded = bytes.fromhex(re.sub(r"[\s:]", "", run)).decode("utf-8", "ignore")
+        except ValueError:
+            continue
+        if decoded and sum(ch.isprintable() for ch in decoded) / len(decoded) > 0.9:
+            out.append(decoded)
+    return out
+
+
+def _rot13(text: str) -> str:
+    return text.translate(str.maketrans("ABCDEFGHIJKLMabcdefghijklmNOPQRSTUVWXYZnopqrstuvwxyz",
+                                        "NOPQRSTUVWXYZnopqrstuvwxyzABCDEFGHIJKLMabcdefghijklm"))
+
+
+_MIXED_WORD = re.compile(r"\w+")
+_LATIN = re.compile(r"[A-Za-z]")
+_LOOKALIKE = re.compile("[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0561-\u0587]")
+
+
+def _unmix(word: re.Match[str]) -> str:
+    """A word spelled with Latin and look-alike letters, in Latin ("systеm"); others as they are."""
+    w = word.group(0)
+    return w.translate(_CONFUSABLE) if _LATIN.search(w) and _LOOKALIKE.search(w) else w
+
+
+def _strip_marks(text: str) -> str:
+    """Combining marks off Latin letters (I̷g̷n̷o̷r̷e̷), scripts that need them (kana, Hangul) kept."""
+    out = []
+    for ch in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(ch) and out and out[-1].isascii():
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def views(text: str) -> list[str]:
+    """The text as an attacker may have disguised it, undone several ways, lowercased."""
+    base = _strip_marks(unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)))
+    base = _MIXED_WORD.sub(_unmix, base)
+    out = [base.lower()]
+    tags = "".join(chr(ord(ch) - 0xE0000) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
+    if tags:  # ASCII hidden in Unicode tag characters, invisible on screen
+        out.append(tags.lower())
+    tokens = base.split()
+    if tokens and sum(len(t) == 1 for t in tokens) / len(tokens) > 0.5:  # "I g n o r e  p r e v i o u s"
+        out.append(re.sub(r" {2,}", " ", re.sub(r"(?<! ) (?! )", "", base)).lower())
+    joined = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), base)
+    if joined != base:
+        out.append(joined.lower())
+    if re.search(r"[0-9@$]", base) and re.search(r"[a-z]", base, re.I):
+        out.append(base.translate(_LEET).lower())
+    if re.search(r"\brot-?13\b", base, re.I):
+        out.append(_rot13(base).lower())
+    if "%" in base:
+        from urllib.parse import unquote
+
+        out.append(unquote(base).lower())
+    if "\\u" in base or "\\x" in base:
+        out.append(re.sub(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})",
+                          lambda m: chr(int(m.group(1) or m.group(2), 16)), base).lower())
+    if re.search(r"\b(?:concatenat\w*|join|combine|assemble|fragments|parts)\b", base, re.I) and "'" in base:
+        out.append("".join(re.findall(r"'([^']*)'", base)).lower())  # p1='ign' p2='ore prev' ...
+    if base.count("[") >= 3:
+        out.append(" ".join(re.findall(r"\[([^\]\s]{1,30})\]", base)).lower())  # "read only the bracketed words"
+    if re.search(r"\b(?:backwards|reversed?|in\s+reverse)\b", base, re.I) or "\u202e" in text:
+        out.append(base[::-1].lower())
+    out += [d.lower() for d in _decodings(base)]
+    return out
+
+
+# --- what makes a note an instruction to the assistant -----------------------------------------
+
+_AI = r"(?:ai\s+)?(?:assistants?|agents?|ais?|llms?|language\s+models?|models?|bots?|subagents?|copilots?|claude|chatgpt|gpt)"
+_LANG_NEW = (r"новые\s+инструкции|nuevas?\s+instrucci\w+|nouvelles?\s+instructions?|neue\s+anweisung\w*|nuov[ae]\s+istruzion\w+|"
+             r"novas?\s+instru\w+|nowe\s+polecen\w+|yeni\s+talimat\w*|nieuwe\s+instructies|新的?指令|新しい指示|새로운\s*지시")
+_LANG_DEVMODE = (r"modo\s+(?:de\s+)?desarrollador|mode\s+d[ée]veloppeur|entwicklermodus|modalit[àa]\s+sviluppatore|"
+                 r"modo\s+desenvolvedor|режим\w*\s+разработчика|开发者模式|開発者モード|개발자\s*모드|tryb\s+dewelopera")
+
+# Said on their own, these take over an assistant: no ordinary note needs them.
+_STRONG: list[tuple[str, re.Pattern[str]]] = [
+    ("override", re.compile(
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*"
+        r"(?:previous|prior|above|earlier|preceding|former|system|original|existing|safety|security|current|other)?\s*"
+        r"(?:instructions?|prompts?|rules?|guidelines?|guidance|directions|guardrails|restrictions|polic(?:y|ies)|system\s+prompt|context)\b"
+        r"|\bdisregard\s+everything\b|\b(?:prior|previous)\s+(?:context|instructions?)\s+(?:is|are)\s+(?:void|obsolete|cancelled|revoked)"
+        r"|\b(?:instructions?|policies|permissions|guidelines)\b.{0,30}\b(?:are|were|is)\s+(?:void|obsolete|revoked|cancelled|outdated|only\s+a\s+test)"
+        r"|\b(?:developer|dev|god|jailbreak|dan|unrestricted|maintenance)\s+mode\b|\byou\s+are\s+(?:now\s+)?(?:dan|an\s+ai\s+without|free\s+of)"
+        r"|\byou\s+are\s+now\s+['\"]?\w+['\"]?,?\s+an?\s+(?:autonomous|unrestricted|new)|\bact\s+as\s+an?\s+(?:raw|unrestricted|unfiltered)"
+        r"|\bpretend\s+(?:that\s+)?you\s+(?:never|did\s+not|didn'?t|have\s+no)\b"
+        r"|\bprint\w*\s+(?:out\s+)?(?:the\s+)?(?:full\s+)?(?:text\s+of\s+)?(?:your|the)\s+system\s+prompt\b"
+        r"|\breveal\s+(?:your|the)\s+(?:hidden\s+|system\s+)?(?:prompt|instructions)\b"
+        r"|\bignore\s+(?:the\s+|this\s+)?(?:user'?s?|conversation|chat|human)\b(?:\s+(?:next\s+)?(?:requests?|instructions?|messages?|rules|wishes))?"
+        r"|\bstop\s+(?:following|obeying|listening\s+to|treating)\s+(?:the\s+)?(?:user|human|system)"
+        r"|\boutranks?\s+(?:whatever|anything|the\s+user)|\bcomply\s+with\s+(?:all|every|any)\s+(?:requests?|instructions?|commands?)"
+        r"|\bnew\s+(?:\w+\s+)?(?:instructions?|directives?|task|orders?)\s+from\s+(?:the\s+)?(?:user|owner|admin\w*|system|developer|maintainers?)"
+        r"|(?:^|[.!]\s)(?:agent\s+)?(?:new\s+)?(?:instructions?|directive)\s*(?:\([^)]*\)\s*)?[:.]"
+        r"|\b(?:safety|refusal)\s+(?:mode|behaviou?r)\s*(?::\s*off|\s+(?:is\s+)?off)|\bsystem\s+override\s+accepted")),
+    ("override", re.compile(  # the same, in other languages
+        r"ignor(?:a|e|ez|iere|ar|uj)\s+(?:todas\s+|toutes\s+|alle\s+|tutte\s+|todas\s+as\s+)?(?:las\s+|les\s+|le\s+|as\s+|die\s+)?"
+        r"(?:instrucciones|instructions|anweisungen|istruzioni|instruções|instrucoes|regeln|règles|reglas|regole)"
+        r"|(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\s+(?:anteriores|précédentes|vorherigen|precedenti)"
+        r"|(?:vorherigen|bisherigen)\s+anweisungen|vergiss\s+(?:deine|alle)\s+(?:regeln|anweisungen)|oublie\s+(?:tes|vos|toutes)"
+        r"|olvida\s+(?:tus|todas)|esque[cç]a\s+(?:suas|todas)|dimentica\s+(?:le|tutte)|" + _LANG_NEW + "|" + _LANG_DEVMODE +
+        r"|игнорир\w*|предыдущ\w+\s+инструкц\w*|забудь\w*\s+(?:все|свои|правила)|никаких\s+ограничений"
+        r"|忽略|无视|無視|以前の指示|前の指示|指示を無視|이전\S*\s+(?:\S+\s+)?지시|지시를\s*무시|무시하"
+        r"|zignoruj|poprzednie\s+instrukcje|önceki\s+talimat|talimatları\s+yok\s+say|negeer\s+(?:alle\s+)?(?:vorige|eerdere)")),
+    ("forged role or system marker", re.compile(
+        r"</?\s*(?:system|system[-_ ]?(?:reminder|prompt|message)|assistant|user|human|developer|instructions?|important[-_ ]instructions|"
+        r"tool[-_ ]result|function[-_ ]results?|claude[-_ ]instructions|admin[-_ ]instructions|developer[-_ ]message)\s*>"
+        r"(?!\s*(?:blocks?|tags?|elements?|messages?|lines?|sections?|wrappers?)\b)"
+        r"|<\|\s*im_start\s*\|>\s*(?:system|user|assistant)|<\|\s*(?:system|user|assistant)\s*\|>"
+        r"|(?<!!)\[/?\s*(?:system|inst)\s*\]|^\s*#{1,4}\s*(?:system|instructions?)\s*:|(?:^|\n)\s*(?:system|human)\s*:\s*\S"
+        r"|\"hookspecificoutput\"\s*:|(?:^|\n)\s*\"?additionalcontext\"?\s*:|\"type\"\s*:\s*\"tool_result\"|\"role\"\s*:\s*\"(?:system|developer)\""
+        r"|\b(?:system|developer)\s+(?:override|notice|message|update|instruction)\s*(?:\([^)]*\)\s*)?[:\-]|\bpriority\s*[:(]?\s*(?:highest|0|top|critical)\b"
+        r"|<!--\s*(?:ai|claude|assistant|agent|llm|system|model)\s*:")),
+    ("tries to close its block", re.compile(
+        r"</\s*[\w-]*(?:note|memor|context|recall|retriev|document|quote|data)[\w-]*\s*>|<<\s*/?\s*mnemo|mnemo[-_ ]notes"
+        r"|\bend\s+of\s+(?:the\s+)?(?:recalled\s+|stored\s+|retrieved\s+)?(?:notes|memories|memory|context|data|documents?|payload)\b"
+        r"|-{3,}\s*end\b|={3,}\s*end\b|\b(?:notes|payload|context|block)\s+(?:has\s+|have\s+|is\s+)?(?:ended|closed|terminated|finished)\b"
+        r"|\]\]>|\*{3}\s*new\s+session\s*\*{3}|\b(?:end|begin)_(?:notes|context|user|system|prompt|memory)\w*|\bmemory\s*:\s*end\b"
+        r"|\bthe\s+notes\s+are\s+(?:finished|over|done)\b")),
+    ("runs something dangerous", re.compile(
+        r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,120}(?:https?://|\b[\w-]+\.[\w.-]+/)[^|\n]{0,120}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+        r"|\biex\s*\(|\binvoke-expression\b|\bbase64\s+(?:-d|--decode)\b[^|\n]*\|\s*(?:ba|z)?sh\b|\$\(\s*(?:curl|wget)\b"
+        r"|/dev/tcp/|\bbash\s+-i\s*>|\bnc\s+(?:-\w+\s+)*-e\s|\bncat\b.{0,30}-e\s"
+        r"|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:--no-preserve-root\s+)?(?:~/?(?:\s|$|\*)|/(?:\s|$|\*)|\$home\b|~/\.(?:ssh|aws|gnupg|kube|config)\b|"
+        r"/(?:etc|usr|var|home|boot|bin|lib)/?(?:\s|$|\*))"
+        r"|\bchmod\s+-r\s+777\s+/(?![\w.])|\bmkfs\b|\bdd\s+if=.{0,40}\bof=/dev/|\bfind\s+~\S*\s.{0,60}-delete\b"
+        r"|\b(?:nslookup|dig|ping|host)\s+(?:\+\S+\s+)?\S*\$\(|\bufw\s+disable\b|\biptables\s+-f\b|\bsetenforce\s+0\b"
+        r"|\bdocker\s+run\b.{0,60}(?:--privileged\b.{0,60}-v\s+/:/|-v\s+/:/)|\bscp\s+-r\s+\.\s+\S+@")),
+    ("sends data away", re.compile(
+        r"!?\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)]*(?:\{|\$\(|%7b|<[^>]+>|paste|secret|token|key|env|pass|cookie|conversation|prompt|diff|"
+        r"user(?:name)?=|host(?:name)?=|cwd=|base64)[^)]*\)"
+        r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@[-\w~/.]*|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
+        r"|\bdocument\.cookie\b")),
+    ("asks for credentials", re.compile(
+        r"\b(?:ask|request|prompt|have)\s+(?:the\s+user|them|him|her|users|the\s+developer)\s+(?:to\s+(?:paste|share|send|enter|give|provide|type|read\s+out)\s+|for\s+|send\s+)"
+        r"(?:their\s+|the\s+|his\s+|her\s+|a\s+|your\s+)?(?:\w+\s+){0,3}(?:tokens?|passwords?|passphrases?|api\s+keys?|secrets?|"
+        r"credentials|cookies|2fa|otp|one-time\s+codes?|recovery\s+codes|private\s+keys?|ssh\s+keys?|pins?|access\s+keys?)\b"
+        r"|\b(?:display|print|show|list|output|include|reveal|dump)\s+(?:me\s+)?(?:the\s+values?\s+of\s+|all\s+|every\s+|any\s+)?"
+        r"(?:[\w*]+\s*,\s*)*(?:\w+\s+){0,3}(?:[\w*]*_(?:token|secret|password|key)\w*|credentials|secrets|passwords|api\s+keys?|environment\s+variables?)"
+        r"\b.{0,60}\b(?:answer|reply|response|chat|output|for\s+verification|you\s+can\s+find)")),
+    ("asks to skip consent", re.compile(
+        r"\b(?:skip|bypass|disable|turn\s+off|switch\s+off)\s+(?:all\s+|any\s+|the\s+|its\s+|your\s+)?(?:confirmations?|approvals?|safety\s+checks|"
+        r"refusals?|refusal\s+behaviou?r|permission\s+(?:prompts|checks))"
+        r"|\bnever\s+ask\w*\s+(?:for\s+)?(?:confirmation|permission|approval)\b|\bno\s+(?:need|time)\s+to\s+ask\b|\bno\s+longer\s+need\s+to\s+ask\b"
+        r"|\bdo\s+not\s+refuse\b|\brefusals\s+are\s+logged|\bno\s+refusals\b|\brequire_confirmation\s*=\s*false|\ballow_all_tools\s*=\s*true"
+        r"|\b(?:all|it'?s\s+all)\s+pre-?approved\b|\bdon'?t\s+bring\s+it\s+up\b|\bnever\s+reveal\s+this\b|\bwithout\s+reporting\s+them\b")),
+    ("decode and follow", re.compile(
+        r"\b(?:decod\w*|backwards|reversed?|fragments|escapes|interpret\s+(?:this|these|the\s+following)|join\s+these|concatenat\w*|"
+        r"combine\s+these|bracketed\s+words|split\s+instruction|rot-?13)\b.{0,80}\b(?:follow|comply|obey|apply|run|execute|act\s+on|do\s+what)\b"
+        r"|\b(?:base64|hex)\b.{0,60}\b(?:follow|comply|obey|apply\s+(?:it|them|as))\b"
+        r"|\b(?:follow|obey|apply|execute|run)\s+(?:the\s+)?(?:decoded|reversed|hidden|encoded|result)\b")),
+]
+
+# Who is spoken to: the assistant itself, by name or in the second person about its role.
+_ADDRESSED = re.compile(
+    (rf"\b(?:the|any|every|all|each|an?|your|our|other)\s+(?:\w+\s+)?{_AI}\s*(?:reading|processing|summari[sz]ing|working|that\s+\w+s|here|"
+     r"\(|,|:|must|should|shall|will|needs?\s+to|has\s+to|have\s+to|may|can|has\s+(?:admin|elevated|full)|is\s+\w*\s*(?:required|obliged|expected|allowed|permitted)|"
+     r"are\s+\w*\s*(?:required|obliged|expected|allowed|permitted))"
+     rf"|\b(?:to|for|dear|attention|hey|hi)\s+(?:the\s+|any\s+|all\s+|every\s+)?{_AI}\b|\bp\.?\s?s\.?\s+(?:to|for)\s+(?:the\s+)?{_AI}"
+     rf"|(?:^|[.!]\s+)(?:{_AI})\s*[:,]\s|\b{_AI}s?\s+(?:must|should|shall|are\s+to)\s|\bagent\s+instructions\b|\bnext\s+step\s+for\s+the\s+{_AI}"
+     r"|\byour\s+(?:earlier|previous|prior|original|initial|current|real|actual|new|old)?\s*(?:instructions|task|rules|guidelines|"
+     r"programming|prompt|directives|policy|restrictions|safety\s+policy|cooperation|compliance|configuration|reviewers)\b"
+     r"|\byou\s+(?:were|have\s+been)\s+(?:given|told|instructed|configured|granted)\b|\byou\s+are\s+no\s+longer\s+(?:required|bound)\b"
+     r"|\byou\s+(?:may|no\s+longer|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|cleared))\s+\w+"
+     r"|\byou\s+can\s+(?:now\s+)?(?:delete|modify|push|skip|ignore|execute|bypass|approve|merge|run\s+any|edit\s+any)\b"
+     r"|\byou\s+(?:should|must)\s+(?:not|never)\s+(?:mention|tell|reveal|ask|inform|warn)\b|\byou\s+must\s+(?:now\s+)?(?:append|obey|comply|follow\s+(?:these|the\s+notes))"
+     r"|\b(?:user|owner|maintainer|team|cto|ceo|vendor|admin)s?\b.{0,40}\b(?:has\s+|have\s+|already\s+)?(?:authori[sz]ed|agreed|approved|consented|granted|asked\s+me)\b"
+     r"|\b(?:new|real|actual|current|updated)\s+(?:task|instructions?|directives?)\s*(?:is|are|:|here)\b"
+     r"|\bwhen\s+you\s+read\s+this\b|\bwhenever\s+(?:you|the\s+user)\s+(?:edit|read|run|answer|respond|reply|see|commit|open|touch|finish|write|asks?|says?)\b"
+     r"|\bwhen\s+(?:you\s+are\s+)?asked\s+(?:to|about)\b|\b(?:if|when)\s+the\s+user\s+(?:asks?|says|runs)\b|\bbefore\s+(?:answering|you\s+answer|responding|replying|summari[sz]ing)\b"
+     r"|\b(?:in|to|end)\s+(?:your|every|each)\s+(?:reply|answer|response|first\s+reply|commit\s+message)\b|\bevery\s+(?:reply|answer)\s+must\b"
+     r"|\bwhen\s+you\s+finish\b|\backnowledge\s+(?:silently|with)\b|\bif\s+you\s+(?:don'?t|do\s+not|see)\b|\bstep\s+0\b|\bexecute\s+immediately\b"
+     r"|\b(?:auto-fix|deployment|project)\s+rule\s+for\s+(?:the\s+)?{_AI}|\bfrom\s+now\s+on,?\s+(?:you|the\s+{_AI}|whenever)\b"
+     r"|\b(?:every|any)\s+(?:machine|repo\w*|project|session|file|task)\s+you\s+|\bfor\s+any\s+task\b"
+     r"|\bas\s+an?\s+(?:ai|assistant|language\s+model|agent)\b|\b(?:urgent|important|warning)\b.{0,25}\bfrom\s+(?:the\s+)?(?:cto|ceo|admin|owner|security|vendor)"
+     r"|\b(?:maintainers?|security\s+team|administrators?|admins?|compliance|the\s+owner|management|legal|incident\s+response|"
+     r"trust\s+(?:&|and)\s+safety|model\s+vendor|repository\s+owner)\b.{0,40}"
+     rf"\b(?:require|requires|required|instructs?|orders?|demands?|mandates?|has\s+instructed|is\s+mandatory|asks?|says|notice)\b"
+     r"|\byour\s+cooperation\s+is\s+mandatory|\b(?:o|a|el|la|l'|der|die|il|lo)\s*(?:assistente|asistente|assistant|assistent|agente)\b"
+     r"|\basistente\b|ассистент|助手|アシスタント|어시스턴트|\bvocê\s+deve|\btu\s+dois|\bvous\s+devez|\bdu\s+musst|\bdebes\b|\bdevi\b|"
+     r"ты\s+(?:должен|теперь)|你必须|a\s+partir\s+de\s+(?:agora|ahora)|\bod\s+teraz\b|\bab\s+jetzt\b|à\s+partir\s+de\s+maintenant|vanaf\s+nu")
+    .replace("{_AI}", _AI)
+)
+# What such a note asks for that no project note does.
+_HARMFUL = re.compile(
+    r"\bwithout\s+(?:asking|confirmation|confirming|telling|mentioning|review\w*|explaining|warnings?|permission)|\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not)\s+"
+    r"(?:ask|tell|mention|inform|warn|confirm|reveal|refuse|report)|\bsilently\b|\bquietly\b|\bno\s+(?:confirmation|questions\s+asked)\b"
+    r"|~/\.(?:ssh|aws|docker|config|gnupg|kube|netrc|npmrc|pypirc)|\.env\b|\bid_(?:rsa|ed25519|ecdsa)|\bcredentials?\b|\bcookies?\b"
+    r"|\bpasswords?\b|\b(?:access\s+)?tokens?\b|\bsecret\s+(?:access\s+)?keys?\b|\bapi\s+keys?\b|\bone-time\s+code|\bprivate\s+keys?\b"
+    r"|\benvironment\s+variables?\b|\bconversations?\b|\bsystem\s+prompt\b|\blast\s+\d+\s+lines\b|\bchat\s+history\b|\bsecrets\b"
+    r"|\bforce[-\s]?push|\bpush\s+(?:-f|--force)|--force\b|-auto-approve|\bsslverify\s+false|\bcredential\.helper|\bhookspath\b|--no-verify\b"
+    r"|\bproduction\b|\bbranch\s+protection\b|\bcodeowners\b|\b(?:approve|merge)\s+(?:\w+\s+){0,3}(?:prs?|pull\s+requests?|changes?)\b"
+    r"|\bpush\s+(?:directly\s+)?to\s+main\b|\bskip\s+(?:the\s+)?code\s+review|\bsay\s+it\s+looks\s+good\b|\bregardless\s+of\b"
+    r"|\btracking\s+(?:snippet|pixel)\b|\bno\s+known\s+vulnerabilities\b|\bdelete\s+the\s+failing\b"
+    r"|\b(?:disable|turn\s+off|switch\s+off)\s+(?:the\s+)?(?:\w+\s+){0,2}(?:tests?|hooks?|ci|scans?|checks?|protection|firewall|2fa|mfa|refusals?)\b"
+    r"|\b(?:delete|remove|drop|destroy|wipe|erase|truncate)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:\S+\s+)?(?:backups?|branch(?:es)?|tests?|schema|"
+    r"database|tables?|files?|folders?|directory|history|repo(?:sitory)?|logs?)\b"
+    r"|\b(?:any|every|all)\s+(?:files?|pending\s+actions?|commands?|tools?)\b|\boutside\s+the\s+repository\b|\b(?:admin|elevated)\s+(?:privileges|permissions)\b"
+    r"|\bno\s+restrictions\b|\baccepts?\s+any\s+(?:bearer\s+)?token\b|\bappend\s+the\s+line\b|\bevery\s+(?:answer|reply|commit)\b"
+    r"|\bhttps?://(?!(?:docs?\.|developer\.|learn\.|[\w-]+\.readthedocs\.io|github\.com/[\w-]+/[\w-]+/(?:issues|pull|blob|wiki)))\S+"
+    r"|\b(?:fetch|download|load|read)\b.{0,40}\b(?:and|then)\s+(?:follow|apply|obey|execute|run)\b|\bopen\s+every\s+file\b"
+    r"|\bstop\s+following\b|\bmisspelled\b|\btyposquat|\bforward\s+(?:a\s+copy|every|all)\b|\bevery\s+(?:file|conversation)\s+(?:they|it|you)\s+read\b"
+    r"|desactivar|sin\s+pedir|sem\s+(?:pedir|revisar)|sans\s+demander|ohne\s+zu\s+fragen|senza\s+chiedere|без\s+(?:подтверждения|вопросов)"
+    r"|bez\s+pytania|無需確認|确认|確認なし|확인\s*없이|no\s+se\s+lo\s+digas|ne\s+le\s+dis\s+pas|todos\s+os\s+pull\s+requests|push\s+directo"
+)
+# "flags emails that say things like 'disregard your instructions'": a quoted attack is mentioned, not made.
+_MENTIONED = re.compile(
+    r"(?:\blike|such\s+as|e\.g\.|eg|phrases?|strings?|text|messages?|prompts?|say|says|said|saying|containing|contains|"
+    r"flags?|strip|filter|detect\w*|block\w*|reject\w*|pattern|examples?|attempts?|called|named|labelled|labeled)"
+    r"[\s:,]{1,3}(?:\w+\s+){0,3}?['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]"
+)
+# Sending or showing a secret, in any of these languages: flagged whoever is addressed.
+_SECRET_TARGET = (r"(?:~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|config/google-chrome)\S*|\.env\b|id_(?:rsa|ed25519|ecdsa)\S*|"
+                  r"credentials\s+file|cookies?\b|api\s+keys?|(?:repository\s+)?secrets\b|access\s+tokens?)")
+_EXFIL = re.compile(
+    r"(?:\b(?:send|post|upload|forward|e-?mail|mail|copy|attach|exfiltrate|leak|sync)\w*|отправ\w*|envi[aeo]\w*|envoie\w*|sende\w*|invia\w*|"
+    r"发送|送信|전송|wyślij|gönder|stuur)"
+    r".{0,80}" + _SECRET_TARGET + r".{0,120}(?:https?://|\S+@\S+\.\w+|\bshared\s+drop\b|\bthis\s+(?:webhook|url|link|endpoint)\b)"
+    r"|(?:^|\s)" + _SECRET_TARGET + r".{0,40}(?:发送|送信|전송)"
+    r"|\b(?:output|print|show|display|dump|reveal|paste|выведи|muestra|affiche|zeige)\s+(?:me\s+)?(?:the\s+)?"
+    r"(?:full\s+)?(?:contents?\s+of\s+|содержимое\s+|el\s+contenido\s+de\s+)?(?:the\s+file\s+|файла\s+)?"
+    r"(?:~/\.(?:ssh|aws|gnupg)\S*|id_(?:rsa|ed25519|ecdsa)\S*|credentials\s+file|cookies?\b|\.env\b.{0,30}\b(?:in|into)\s+(?:your|the)\s+(?:reply|answer|response|chat))"
+)
+_NEGATED = re.compile(r"\b(?:never|not|don'?t|do\s+not|avoid|no|nunca|nie|jamais)\b[^.;!?\n]{0,40}$")
+# Dangerous git: said as a rule (never after "never", "don't").
+_GIT = re.compile(r"\bgit\s+push\s+(?:\S+\s+){0,2}(?:-f\b|--force\b)(?!-with-lease)|\bgit\s+reset\s+--hard\s+head~\d+.{0,40}\bpush"
+                  r"|\bhttp\.sslverify\s+false|\bcredential\.helper\s+['\"]?store\s+--file\s+/tmp")
+# Documented installers that pipe a script into a shell from their own host: ordinary notes.
+_TRUSTED_PIPES = re.compile(
+    r"https?://(?:sh\.rustup\.rs|static\.rust-lang\.org|raw\.githubusercontent\.com/(?:nvm-sh|homebrew|ohmyzsh|helm)|"
+    r"get\.docker\.com|(?:rye\.)?astral\.sh|deno\.land|bun\.sh|get\.pnpm\.io|install\.python-poetry\.org|brew\.sh|ohmyz\.sh|"
+    r"get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
+    r"install\.determinate\.systems|cli\.github\.com|get\.jetify\.com|mise\.run|pyenv\.run|tailscale\.com|"
+    r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com)", re.I)
+
+
+class Assessment(NamedTuple):
+    flagged: bool
+    reason: str | None
+
+
+def _unquote_mentions(view: str) -> str:
+    """Drop the quoted spans of a sentence that mentions quoted text as an example."""
+    parts = re.split(r"(?<=[.!?])\s+", view)
+    return " ".join(re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p) if _MENTIONED.search(p) else p for p in parts)
+
+
+def assess(text: str) -> Assessment:
+    """Whether a note reads as an instruction to the assistant, and the first reason why."""
+    if not isinstance(text, str) or not text.strip():
+        return Assessment(False, None)
+    seen = views(text)
+    trusted = _TRUSTED_PIPES.search(seen[0]) is not None  # judged as written: l33t undoing garbles hosts
+    for view in seen:
+        view = _unquote_mentions(view)
+        for reason, pattern in _STRONG:
+            m = pattern.search(view)
+            if m is None:
+                continue
+            if reason == "runs something dangerous" and trusted and ("|" in m.group(0) or "$(" in m.group(0)):
+                continue
+            return Assessment(True, reason)
+        for reason, pattern in (("sends or shows a secret", _EXFIL), ("weakens the repository's safety", _GIT)):
+            m = pattern.search(view)
+            if m and not _NEGATED.search(view[: m.start()]):
+                return Assessment(True, reason)
+        if _ADDRESSED.search(view) and _HARMFUL.search(view):
+            return Assessment(True, "addresses the assistant and asks for something a project note never does")
+    return Assessment(False, None)
+
+
+# --- showing stored text inside the fence ------------------------------------------------------
+
+FENCE = "mnemo-notes"
+_FENCE_LIKE = re.compile(r"<\s*/?\s*mnemo[\w\s-]*>|mnemo-notes[-\w]*", re.I)
+
+
+def clean(text: str) -> str:
+    """Stored text as it may be shown to the model: no control, bidi, zero-width or tag
+    characters, and nothing that looks like the fence's marker."""
+    text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
+    return _FENCE_LIKE.sub("[marker removed]", text)
