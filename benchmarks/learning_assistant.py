@@ -144,13 +144,12 @@ def is_assistant(u: Unit) -> bool:
 
 
 def _contents(svc: MemoryService) -> dict[str, str]:
-    with svc.store.db.read():
-        return dict(svc.store.conn.execute("SELECT id, content FROM memories ORDER BY id").fetchall())
+    return dict(sorted((r["id"], r["content"]) for r in svc.export() if r["type"] == "memory"))
 
 
 def _other_memory(ids: list[str], recalled: set[str], key: tuple) -> str:
     """A memory drawn uniformly from those not recalled, fixed by `key`."""
-    rng = lp._rng(*key, "shuffled-response")
+    rng = lp.rng(*key, "shuffled-response")
     while True:
         mid = ids[rng.randrange(len(ids))]
         if mid not in recalled:
@@ -159,13 +158,13 @@ def _other_memory(ids: list[str], recalled: set[str], key: tuple) -> str:
 
 def run_assistant_unit(u: Unit) -> dict[str, Any]:
     """One assistant-protocol configuration on one conversation for one seed and eps, on a fresh
-    copy of the template (`learning_protocol.run_unit` hands these units over)."""
+    copy of the template (`run_unit` below hands these units over)."""
     mode = u.user[len(USER_PREFIX) :]
     if mode not in MODES:
         raise ValueError(f"unknown assistant mode {mode!r}")
-    conv = lp._CONVS[u.conv]
-    table = lp._TABLE
-    assert table is not None and conv.template is not None
+    conv = lp.CONVS[u.conv]
+    table = lp.table()
+    assert conv.template is not None
     started, cpu = time.perf_counter(), time.process_time()
     misses_before = table.misses
     split = split_questions(conv, u.seed, u.max_train)
@@ -181,7 +180,7 @@ def run_assistant_unit(u: Unit) -> dict[str, Any]:
             all_ids = list(contents)
             for rnd in range(1, u.rounds + 1):
                 order = list(split.train)
-                lp._rng(u.seed, u.conv, rnd, "order").shuffle(order)
+                lp.rng(u.seed, u.conv, rnd, "order").shuffle(order)
                 for q in order:
                     res = svc.read(q.text, top_k=TRAIN_TOP_K)  # recorded, like a real memory_read
                     volume["reads"] += 1
@@ -191,7 +190,7 @@ def run_assistant_unit(u: Unit) -> dict[str, Any]:
                     top = ids[0]
                     key = (u.seed, u.conv, rnd, q.index)
                     right = top in q.gold
-                    flipped = lp._rng(*key, "assistant").random() < u.eps
+                    flipped = lp.rng(*key, "assistant").random() < u.eps
                     outcome = (1.0 if right else -1.0) * (-1.0 if flipped else 1.0)
                     if mode == "shuffled_response":
                         response = contents[_other_memory(all_ids, set(ids), key)]
@@ -345,3 +344,8 @@ def format_compare(pairs: dict[str, Any]) -> str:
                     f"{100 * g['worse_ndcg@10']:6.1f}%{100 * g['better_ndcg@10']:6.1f}%"
                 )
     return "\n".join(lines)
+
+
+def run_unit(u: Unit) -> dict[str, Any]:
+    """Either protocol's unit: what the locomo_learning entry hands the workers."""
+    return run_assistant_unit(u) if is_assistant(u) else lp.run_user_unit(u)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -65,7 +65,7 @@ class Split:
         return {"train": self.train, "transfer": self.transfer, "control": self.control}
 
 
-def _rng(*key: Any) -> random.Random:
+def rng(*key: Any) -> random.Random:
     """A random stream fixed by its key (str seeding hashes with SHA-512: same in every process)."""
     return random.Random("|".join(str(k) for k in key))
 
@@ -74,7 +74,7 @@ def split_questions(conv: ConvData, seed: int, max_train: int | None = None) -> 
     """50/50 training / held-out (training capped at max_train); held-out sharing an evidence turn
     with a training question is transfer, the rest control."""
     qs = list(conv.questions)
-    _rng(seed, conv.sample_id, "split").shuffle(qs)
+    rng(seed, conv.sample_id, "split").shuffle(qs)
     n_train = len(qs) // 2
     if max_train is not None:
         n_train = min(n_train, max_train)
@@ -217,7 +217,7 @@ class Unit:
 
 
 # Filled in the parent (install) before the worker pool forks; workers only read them.
-_CONVS: dict[str, ConvData] = {}
+CONVS: dict[str, ConvData] = {}  # filled by install() before the workers fork
 _TABLE: VectorTable | None = None
 
 
@@ -226,7 +226,7 @@ def install(table: VectorTable, convs: dict[str, ConvData]) -> None:
     run_units so that the forked workers inherit them."""
     global _TABLE
     _TABLE = table
-    _CONVS.update(convs)
+    CONVS.update(convs)
 
 
 def question_metrics(ranked: list[str], gold: frozenset[str]) -> tuple[float, float, float, float, tuple[int, ...]]:
@@ -256,8 +256,8 @@ def examine(n_items: int, eps: float, key: tuple) -> list[tuple[int, bool]]:
     """(0-based position, flipped) for each examined position: rank i is examined with
     probability 1/i, its judgement flipped with probability eps. The draws are fixed per position
     by `key`, so every configuration and every eps sees the same ones."""
-    rng = _rng(*key, "user")
-    draws = [(rng.random(), rng.random()) for _ in range(TRAIN_TOP_K)]
+    draw = rng(*key, "user")
+    draws = [(draw.random(), draw.random()) for _ in range(TRAIN_TOP_K)]
     return [(i, draws[i][1] < eps) for i in range(min(n_items, TRAIN_TOP_K)) if draws[i][0] < 1.0 / (i + 1)]
 
 
@@ -277,13 +277,16 @@ def report(svc: MemoryService, read_id: str, judged: list[tuple[str, int]], volu
     volume["reported_neg"] += len(neg)
 
 
-def run_unit(u: Unit) -> dict[str, Any]:
-    """One configuration on one conversation for one seed and eps, on a fresh copy of the template."""
-    if u.user.startswith("assistant:"):  # the second protocol (benchmarks.learning_assistant)
-        from .learning_assistant import run_assistant_unit
+def table() -> VectorTable:
+    """The vectors install() filled (shared with the forked workers)."""
+    assert _TABLE is not None, "install() first"
+    return _TABLE
 
-        return run_assistant_unit(u)
-    conv = _CONVS[u.conv]
+
+def run_user_unit(u: Unit) -> dict[str, Any]:
+    """One configuration of the user protocol on one conversation for one seed and eps, on a
+    fresh copy of the template."""
+    conv = CONVS[u.conv]
     assert _TABLE is not None and conv.template is not None
     started, cpu = time.perf_counter(), time.process_time()
     split = split_questions(conv, u.seed, u.max_train)
@@ -301,7 +304,7 @@ def run_unit(u: Unit) -> dict[str, Any]:
                 measured[0] = measure(svc, every)
             for rnd in range(1, u.rounds + 1 if u.user != "cold" else 1):
                 order = list(split.train)
-                _rng(u.seed, u.conv, rnd, "order").shuffle(order)
+                rng(u.seed, u.conv, rnd, "order").shuffle(order)
                 pending: list[tuple[str, list[tuple[str, int]]]] = []
                 for q in order:
                     res = svc.read(q.text, top_k=TRAIN_TOP_K)  # recorded, like a real memory_read
@@ -322,7 +325,7 @@ def run_unit(u: Unit) -> dict[str, Any]:
                 if u.user == "shuffled" and pending:
                     # Same items examined, same multiset of judgements, assigned at random.
                     labels = [j for _, judged in pending for _, j in judged]
-                    _rng(u.seed, u.conv, rnd, u.eps, "permute").shuffle(labels)
+                    rng(u.seed, u.conv, rnd, u.eps, "permute").shuffle(labels)
                     it = iter(labels)
                     pending = [(rid, [(mid, next(it)) for mid, _ in judged]) for rid, judged in pending]
                 for rid, judged in pending:
@@ -340,8 +343,11 @@ def run_unit(u: Unit) -> dict[str, Any]:
     }
 
 
-def run_units(units: list[Unit], workers: int, label: str) -> list[dict[str, Any]]:
-    """Run units (largest first) in `workers` forked processes that share the filled tables."""
+def run_units(
+    units: list[Unit], workers: int, label: str, runner: Callable[[Unit], dict[str, Any]] = run_user_unit
+) -> list[dict[str, Any]]:
+    """Run units (largest first) with `runner` (a module-level function: it goes to the workers)
+    in `workers` forked processes that share the filled tables."""
     units = sorted(units, key=lambda u: -u.cost)
     out: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -358,10 +364,10 @@ def run_units(units: list[Unit], workers: int, label: str) -> list[dict[str, Any
 
     if workers <= 1:
         for u in units:
-            progress(run_unit(u))
+            progress(runner(u))
     else:
         with mp.get_context("fork").Pool(workers) as pool:
-            for r in pool.imap_unordered(run_unit, units, chunksize=1):
+            for r in pool.imap_unordered(runner, units, chunksize=1):
                 progress(r)
     return out
 

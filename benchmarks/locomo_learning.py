@@ -432,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         units = plan.units()
         print(f"{len(units)} runs on {args.workers} worker(s)", file=sys.stderr)
         t0 = time.perf_counter()
-        runs = run_units(units, args.workers, "sweep" if args.sweep else "run")
+        runs = run_units(units, args.workers, "sweep" if args.sweep else "run", runner=learning_assistant.run_unit)
         run_seconds = time.perf_counter() - t0
     agg = aggregate(plan, runs, args.bootstrap, templates)
     results = agg["results"]

@@ -56,7 +56,7 @@ from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import FastEmbedEmbedder
 from mnemo_mcp.service import MemoryService
 
-from .learning_protocol import _rng, examine
+from .learning_protocol import examine, rng
 from .locomo import TUNE_CONVERSATIONS, Conversation, PrecomputedEmbedder, Question, load_locomo
 
 TOP_K = 5
@@ -79,8 +79,8 @@ class Ask:
 
 def schedule(conv: Conversation, days: int, asks: int, seed: int, max_questions: int | None) -> list[Ask]:
     qs = [q for q in conv.questions if q.category != 5][:max_questions]
-    rng = _rng(seed, conv.sample_id, "lifecycle-days")
-    out = [Ask(rng.randint(1, days), n, q) for q in qs for n in range(asks)]
+    draw = rng(seed, conv.sample_id, "lifecycle-days")
+    out = [Ask(draw.randint(1, days), n, q) for q in qs for n in range(asks)]
     return sorted(out, key=lambda a: (a.day, a.q.index, a.n))
 
 

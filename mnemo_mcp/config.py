@@ -14,8 +14,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 from .core.alignment import AlignmentRule
 from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
 from .core.lifecycle import RetentionPolicy, TierPolicy
-from .hooks.channel import DEFAULT_CONNECT_MS, DEFAULT_MODEL_WAIT_MS
-from .paths import cache_dir, data_dir, expand
+from .paths import HOOK_CONNECT_MS, HOOK_MODEL_WAIT_MS, cache_dir, data_dir, expand
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -156,10 +155,10 @@ class Settings(BaseSettings):
     )
     hook_server: bool = Field(True, description="the MCP server answers hooks on a Unix socket beside the database")
     hook_connect_ms: int = Field(
-        DEFAULT_CONNECT_MS, ge=0, le=5000, description="how long a hook looks for a ready server before recalling by itself"
+        HOOK_CONNECT_MS, ge=0, le=5000, description="how long a hook looks for a ready server before recalling by itself"
     )
     hook_model_wait_ms: int = Field(
-        DEFAULT_MODEL_WAIT_MS, ge=0, le=8000, description="how long it waits for a server that is still loading its model"
+        HOOK_MODEL_WAIT_MS, ge=0, le=8000, description="how long it waits for a server that is still loading its model"
     )
     session_start_tokens: int = Field(400, ge=0, description="budget of the session-start digest (0: none)")
     session_start_items: int = Field(5, ge=0, le=20)

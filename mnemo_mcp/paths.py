@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping
 
 ENV_PREFIX = "MNEMO_"
+HOOK_CONNECT_MS = 300  # a hook looks this long for a ready server, then answers by itself
+HOOK_MODEL_WAIT_MS = 3000  # and waits this long for one loading its model, once it said so
 
 
 def data_dir() -> str:

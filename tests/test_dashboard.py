@@ -354,7 +354,8 @@ def browser():
     from playwright.sync_api import sync_playwright  # the dev extra; a missing one is an error
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        # Generous timeouts: on a loaded two-core runner Chromium can take well over the default 30 s to start.
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, timeout=120_000)
         yield b
         b.close()
 
@@ -362,6 +363,7 @@ def browser():
 @pytest.fixture
 def page(browser, live):
     context = browser.new_context()
+    context.set_default_timeout(60_000)
     pg = context.new_page()
     response = pg.goto(live["url"])
     assert response.status == 200 and "token=" not in pg.url  # traded for the cookie

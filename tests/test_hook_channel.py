@@ -98,7 +98,8 @@ class Server:
         self.settings = Settings.from_env({k: v for k, v in env.items() if k.startswith("MNEMO_")}, auto_consolidate=False)
         self.embedder = embedder or HashEmbedder()
         self.is_ready = ready
-        self.host = HookHost(self.settings, self.embedder, ready=lambda: self.is_ready)
+        self.is_loading = False
+        self.host = HookHost(self.settings, self.embedder, ready=lambda: self.is_ready, loading=lambda: self.is_loading)
         self.listener = self.host.listener()
         assert self.listener.start()
 
@@ -150,6 +151,19 @@ def test_a_server_still_loading_its_model_leaves_the_event_to_the_hook(env, proj
     got = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.3"))
     assert got  # answered by keywords in the hook process
     assert not Path(env["MNEMO_HOOK_LOG"]).exists()
+
+
+def test_a_server_loading_its_model_is_waited_for_and_answers_by_meaning(env, project, server):
+    # Claude Code's first prompt comes ~0.6 s after it starts the server, before the model is in.
+    server.is_ready, server.is_loading = False, True
+    threading.Timer(0.6, lambda: setattr(server, "is_ready", True)).start()
+    only_server = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0"}
+    assert injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **only_server))
+    # A model that never comes (its load failed): the hook does not wait past its bound.
+    server.is_ready = False
+    out = hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **only_server,
+               MNEMO_HOOK_MODEL_WAIT_MS="300")
+    assert injected(out) == [] and out.returncode == 0
 
 
 def test_a_server_of_another_model_is_not_asked(env, project, server):

@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Iterable
 
 PASS, FAIL = "pass", "fail"
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # Claude Code's tools that change a file
 
 DEFAULT_CHECKS: tuple[str, ...] = (
     r"pytest|py\.test|python[\d.]* -m (?:pytest|unittest|mypy|ruff|pyright|flake8|pylint|tox|nox)",

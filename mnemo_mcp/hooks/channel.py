@@ -33,10 +33,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..paths import HOOK_MODEL_WAIT_MS
+
 PROTOCOL = 1
 SOCKET_SUFFIX = "-sock"
-DEFAULT_CONNECT_MS = 300  # to find a ready server; after that the hook answers by itself
-DEFAULT_MODEL_WAIT_MS = 3000  # for a server whose model is loading, once it said so
 RESULT_TIMEOUT_S = 8.0  # once committed; Claude Code's hook timeout (10 s) is the outer bound
 MAX_MESSAGE = 16 << 20  # a Stop payload carries the whole answer
 GO_TIMEOUT_S = 2.0
@@ -174,7 +174,7 @@ def ask(
     request: dict[str, Any],
     *,
     budget_s: float,
-    wait_s: float = DEFAULT_MODEL_WAIT_MS / 1000,
+    wait_s: float = HOOK_MODEL_WAIT_MS / 1000,
     result_timeout_s: float = RESULT_TIMEOUT_S,
 ) -> dict[str, Any] | None:
     """Have a server of `db` handle `request`. -> its result ({"ok": ...}), or None when no

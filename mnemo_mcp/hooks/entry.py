@@ -76,8 +76,8 @@ def _ms(env: dict[str, str], name: str, default: int) -> float:
 def _via_server(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[bool, str | None]:
     if env.get("MNEMO_HOOK_SERVER", "").strip().lower() in _OFF:
         return False, None
-    budget = _ms(env, "MNEMO_HOOK_CONNECT_MS", channel.DEFAULT_CONNECT_MS)
-    wait = _ms(env, "MNEMO_HOOK_MODEL_WAIT_MS", channel.DEFAULT_MODEL_WAIT_MS)
+    budget = _ms(env, "MNEMO_HOOK_CONNECT_MS", paths.HOOK_CONNECT_MS)
+    wait = _ms(env, "MNEMO_HOOK_MODEL_WAIT_MS", paths.HOOK_MODEL_WAIT_MS)
     request = {"event": event, "payload": payload, "env": env, "cwd": _cwd(payload)}
     result = channel.ask(paths.db_path(env), request, budget_s=budget, wait_s=wait)
     if result is None:

@@ -9,6 +9,8 @@ import os
 import re
 from typing import Any, NamedTuple
 
+from ..core.checks import EDIT_TOOLS
+
 EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
 RESPONSE_CHARS = 20_000  # of the answer compared with the recalled memories
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
@@ -103,7 +105,6 @@ def recalled_items(result: dict[str, Any]) -> list[tuple[str, float | None]]:
     return out
 
 
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 TRANSCRIPT_BYTES = 4 << 20  # of the transcript's end read for the current turns
 
 

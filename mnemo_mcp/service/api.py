@@ -75,7 +75,7 @@ class MemoryService(
         with self.store.db.read():
             present = {r["id"] for r in rows if self.store.get(r["id"]) is not None}
         fresh = list({r["id"]: r for r in rows if r["id"] not in present}.values())
-        vectors = dict(zip((r["id"] for r in fresh), self._embed_passages([r["content"] for r in fresh]))) if fresh else {}
+        vectors = dict(zip((r["id"] for r in fresh), self.embed_passages([r["content"] for r in fresh]))) if fresh else {}
         results: list[WriteResult] = []
         with self.store.db.write():
             for i, row in enumerate(rows):
@@ -250,16 +250,16 @@ class MemoryService(
             self.store.delete(mid)
         return DeleteResult(id=mid, deleted=True, content_preview=preview(row["content"]))
 
-    # --- export / import (mnemo_mcp/backup.py) ---------------------------------------------
+    # --- export / import (service/transfer.py) ----------------------------------------------
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every memory with its learned state, then feedback events and links: JSON objects."""
-        from ..backup import export_records
+        from .transfer import export_records
 
         return export_records(self)
 
     def import_records(self, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
         """Load an export; memories already present (same id) are kept as they are."""
-        from ..backup import import_records
+        from .transfer import import_records
 
         return import_records(self, records, batch)

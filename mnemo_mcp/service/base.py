@@ -90,7 +90,8 @@ class ServiceBase:
             self.store.bind_model(self.embedder.name, dim)
             self._bound = True
 
-    def _embed_passages(self, texts: list[str]) -> np.ndarray:
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Vectors for stored texts, with the model bound to this database first."""
         self._ensure_bound()
         return self.embedder.embed_passages(texts)
 

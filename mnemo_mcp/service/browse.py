@@ -162,6 +162,10 @@ def _memory_row(row: dict[str, Any], relevance: float | None = None, score: floa
 
 
 class BrowseMixin(ServiceBase):
+    def default_scope(self) -> list[str] | None:
+        """The domains a read searches when no domain is named (None: every domain)."""
+        return self._read_scope(None)
+
     def browse_list(
         self,
         query: str | None = None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..core import cases
+from ..core import cases, checks
 from ..core.secrets import find_secrets, redact
 from ..core.text import extract_concepts
 from .base import ServiceBase, iso
@@ -181,16 +181,12 @@ class CaptureMixin(ServiceBase):
             events = self._events(sid)
 
     def _turn_files(self, turn: list[dict[str, Any]], calls: list[Call]) -> list[str]:
-        from ..hooks.events import EDIT_TOOLS  # the names Claude Code gives its edit tools
-
         files = [e["detail"]["file"] for e in turn if e["kind"] == EDIT]
-        files += [what for _, name, what in calls if name in EDIT_TOOLS]
+        files += [what for _, name, what in calls if name in checks.EDIT_TOOLS]
         return list(dict.fromkeys(files))
 
     def _changes(self, calls: list[Call]) -> list[str]:
         """The commands among `calls` that may have changed something (checks and looks excluded)."""
-        from ..core import checks
-
         patterns = (*checks.DEFAULT_CHECKS, *self.settings.extra_check_commands)
         out = []
         for _, name, what in calls:

@@ -155,7 +155,7 @@ class LearningMixin(ServiceBase):
         lexical = {mid: alignment.lexical_alignment(toks, sent_tokens, idf) for mid, toks in mem_tokens.items()}
         if not vectors or not parts:
             return lexical
-        sent_vecs = [[float(x) for x in v] for v in self._embed_passages(parts)]
+        sent_vecs = [[float(x) for x in v] for v in self.embed_passages(parts)]
         out = {}
         for mid in found:
             if mid not in vectors:

@@ -126,7 +126,7 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
         here = request.url.path + ("?" + urlencode(kept) if kept else "")
         if flash is None and request.query_params.get("flash"):
             flash = (request.query_params["flash"], request.query_params.get("fid", "")[:64])
-        return pages.Ctx(csrf=csrf_token, here=here, db_path=str(service.settings.db), scope=service._read_scope(None), flash=flash)
+        return pages.Ctx(csrf=csrf_token, here=here, db_path=str(service.settings.db), scope=service.default_scope(), flash=flash)
 
     def html(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status)

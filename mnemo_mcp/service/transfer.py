@@ -1,18 +1,19 @@
-"""Export and import: the whole store as JSON objects (one per line in files), model-independent
-(no vectors: import re-embeds), so a store can move to another file or another model."""
+"""Transfer: the whole store out and back in as JSON objects (one per line in files),
+model-independent (no vectors: import re-embeds), so a store can move to another file or another
+model, or be kept as a readable copy."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from . import validate
-from .core.text import content_id, extract_concepts, normalize_content
-from .errors import InvalidInput
-from .models import ImportResult
-from .service.trust import quarantine_for
+from .. import validate
+from ..core.text import content_id, extract_concepts, normalize_content
+from ..errors import InvalidInput
+from ..models import ImportResult
+from .trust import quarantine_for
 
 if TYPE_CHECKING:
-    from .service import MemoryService
+    from .api import MemoryService
 
 EXPORT_FORMAT = "mnemo-export"
 EXPORT_VERSION = 1
@@ -50,7 +51,7 @@ def import_records(svc: MemoryService, records: Iterable[dict[str, Any]], batch:
         nonlocal added
         if not pending:
             return
-        vectors = svc._embed_passages([m["content"] for m in pending])
+        vectors = svc.embed_passages([m["content"] for m in pending])
         with svc.store.db.write():
             for m, v in zip(pending, vectors):
                 if svc.store.get(m["id"]) is None:

@@ -1,0 +1,137 @@
+"""The package's shape, checked from its source: layers import only downwards, no module-level
+import cycle, interfaces reach the service only through its public methods, and no SQL outside
+storage. (In the manner of basic-memory's architecture test.)"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mnemo_mcp"
+STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+INTERFACES = ("mnemo_mcp.server", "mnemo_mcp.cli", "mnemo_mcp.launcher", "mnemo_mcp.recovery_cli",
+              "mnemo_mcp.claude_install", "mnemo_mcp.hooks", "mnemo_mcp.web")
+SHARED = ("mnemo_mcp.errors", "mnemo_mcp.paths", "mnemo_mcp.config", "mnemo_mcp.models", "mnemo_mcp.validate",
+          "mnemo_mcp.project", "mnemo_mcp.core")
+
+
+def _name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(module: str, *, top_level_only: bool = False) -> set[str]:
+    """Modules `module` imports (relative imports resolved); TYPE_CHECKING blocks left out."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    package = module if MODULES[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+    out: set[str] = set()
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            nested = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.Import) and (top or not top_level_only):
+                out.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and (top or not top_level_only):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                # `from . import trust` imports the submodule, not (only) the package.
+                subs = {f"{base}.{a.name}" for a in child.names if f"{base}.{a.name}" in MODULES}
+                out.update(subs)
+                if len(subs) < len(child.names):
+                    out.add(base)
+            visit(child, top and not nested)
+
+    visit(tree, True)
+    return out
+
+
+def _inside(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _ours(imports: set[str]) -> set[str]:
+    return {i for i in imports if i.split(".")[0] == "mnemo_mcp"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.core",))))
+def test_core_imports_only_the_standard_library_and_itself(module):
+    outside = {i for i in _imports(module) if i.split(".")[0] not in STDLIB and not _inside(i, ("mnemo_mcp.core",))}
+    assert not outside, outside
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.storage",))))
+def test_storage_knows_no_service_and_no_interface(module):
+    wrong = {i for i in _ours(_imports(module)) if not _inside(i, ("mnemo_mcp.storage", "mnemo_mcp.core", "mnemo_mcp.errors"))}
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.service", *SHARED, "mnemo_mcp.embedding"))))
+def test_the_service_and_shared_modules_never_import_an_interface(module):
+    wrong = {i for i in _ours(_imports(module)) if _inside(i, INTERFACES)}
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, SHARED) and not _inside(m, ("mnemo_mcp.core",))))
+def test_shared_modules_never_import_storage_or_the_service(module):
+    wrong = {i for i in _ours(_imports(module)) if _inside(i, ("mnemo_mcp.storage", "mnemo_mcp.service"))}
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, INTERFACES)))
+def test_interfaces_reach_storage_only_through_the_service(module):
+    wrong = {i for i in _ours(_imports(module)) if _inside(i, ("mnemo_mcp.storage",))}
+    assert not wrong, wrong
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    private = [
+        f"{ast.unparse(n)} (line {n.lineno})"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and (n.attr in ("store", "conn") or (n.attr.startswith("_") and not n.attr.startswith("__")))
+        and isinstance(n.value, ast.Name) and n.value.id in ("svc", "service")
+    ]
+    assert not private, private
+
+
+def test_no_module_level_import_cycle():
+    graph = {m: {i for i in _ours(_imports(m, top_level_only=True)) if i in MODULES and i != m} for m in MODULES}
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def dfs(node: str, path: list[str]) -> bool:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle.extend(path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt])
+                return True
+            if state.get(nxt) is None and dfs(nxt, path + [node]):
+                return True
+        state[node] = 2
+        return False
+
+    for m in sorted(graph):
+        if state.get(m) is None and dfs(m, []):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_sql_lives_in_storage_only():
+    keywords = ("SELECT ", "INSERT INTO", "UPDATE memories", "DELETE FROM", "CREATE TABLE", "CREATE INDEX")
+    offenders = []
+    for module, path in MODULES.items():
+        if _inside(module, ("mnemo_mcp.storage",)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(k in node.value for k in keywords):
+                offenders.append(f"{module}:{node.lineno}")
+    assert not offenders, offenders
