@@ -198,7 +198,7 @@ def run_assistant_unit(u: Unit) -> dict[str, Any]:
                         response = res.items[0].content
                     result = svc.feedback(
                         ids,
-                        None if mode == "response_only" else outcome,
+                        outcome=None if mode == "response_only" else outcome,
                         read_id=res.read_id,
                         response=None if mode == "uniform" else response,
                     )

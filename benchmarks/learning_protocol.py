@@ -268,7 +268,7 @@ def report(svc: MemoryService, read_id: str, judged: list[tuple[str, int]], volu
     neg = [mid for mid, j in judged if j < 0]
     for ids, outcome in ((pos, 1.0), (neg, -1.0)):
         if ids:
-            svc.feedback(ids, outcome, read_id=read_id)
+            svc.feedback(ids, outcome=outcome, read_id=read_id)
             volume["feedback_calls"] += 1
     for mid, j in judged:
         svc.rate(mid, j)

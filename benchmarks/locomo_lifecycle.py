@@ -153,9 +153,9 @@ def user_report(svc: MemoryService, read_id: str, ids: list[str], gold: set[str]
     seen = [ids[i] for i, _ in examine(len(ids), 0.0, key)]
     hits = [m for m in ids if m in gold]
     if hits:
-        svc.feedback(hits, 1.0, read_id=read_id, now=now)
+        svc.feedback(hits, outcome=1.0, read_id=read_id, now=now)
     elif seen:
-        svc.feedback(seen, -1.0, read_id=read_id, now=now)
+        svc.feedback(seen, outcome=-1.0, read_id=read_id, now=now)
     for m in seen:
         svc.rate(m, 1 if m in gold else -1, now=now)
 

@@ -238,7 +238,14 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "archive":
             _print(svc.archive(args.memory_id, args.reason), args.json, _human_kv)
         elif cmd == "feedback":
-            r = svc.feedback(args.memory_ids, args.outcome, args.read_id, args.query_concepts, args.response, source="cli")
+            r = svc.feedback(
+                args.memory_ids,
+                outcome=args.outcome,
+                read_id=args.read_id,
+                query_concepts=args.query_concepts,
+                response=args.response,
+                source="cli",
+            )
             _print(r, args.json, _human_kv)
         elif cmd == "rate":
             _print(svc.rate(args.memory_id, args.rating, args.reason), args.json, _human_kv)

@@ -227,7 +227,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             result = svc.write(
                 content, tags, memory_type, metadata, domain, supersedes=supersedes, allow_duplicate=allow_duplicate, by="mcp"
             )
-        if result.created and (svc.consolidation_due() == "writes" or svc.backup_due()):
+        if result.created and svc.upkeep_due_after_write():
             state_of(ctx).consolidate_in_background()
         return result
 
@@ -293,7 +293,9 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         ] = None,
     ) -> FeedbackResult:
         with tool_errors():
-            return service_of(ctx).feedback(memory_ids, outcome, read_id, query_concepts, response)
+            return service_of(ctx).feedback(
+                memory_ids, outcome=outcome, read_id=read_id, query_concepts=query_concepts, response=response
+            )
 
     @server.tool(
         name="rate_memory",

@@ -31,8 +31,8 @@ def make_store(path: Path, n: int = 60) -> dict[str, tuple]:
     svc = MemoryService(Settings(db=path, auto_consolidate=False, auto_backup=False), HashEmbedder())
     try:
         ids = [svc.write(memory_text(i), tags=[TOPICS[i % len(TOPICS)]], allow_duplicate=True).id for i in range(n)]
-        svc.feedback(ids[::5], 1.0, query_concepts=["service", "step"])
-        svc.feedback(ids[1::7], -1.0, query_concepts=["detail"])
+        svc.feedback(ids[::5], outcome=1.0, query_concepts=["service", "step"])
+        svc.feedback(ids[1::7], outcome=-1.0, query_concepts=["detail"])
         for mid in ids[::11]:
             svc.rate(mid, 1, "right")
         return state_of(svc)

@@ -61,7 +61,7 @@ ANSWER = "I changed the client so webhook retries use exponential backoff, start
 
 def test_an_outcome_with_the_response_credits_the_memory_the_answer_followed(service):
     a, b = service.write(BACKOFF).id, service.write(TAILWIND).id
-    r = service.feedback([a, b], 1.0, query_concepts=["webhook", "retry"], response=ANSWER)
+    r = service.feedback([a, b], outcome=1.0, query_concepts=["webhook", "retry"], response=ANSWER)
     assert r.alignment[a] > 0.6 > 0.2 > r.alignment[b]
     assert r.credit[a] == pytest.approx(r.alignment[a], abs=1e-3) and r.credit[b] == service.settings.align_min_credit
     va, vb = service.quality(a).valence, service.quality(b).valence
@@ -71,7 +71,7 @@ def test_an_outcome_with_the_response_credits_the_memory_the_answer_followed(ser
 
 def test_a_response_alone_moves_links_but_never_valence(service):
     a = service.write(BACKOFF).id
-    r = service.feedback([a], None, query_concepts=["webhook"], response=ANSWER)
+    r = service.feedback([a], outcome=None, query_concepts=["webhook"], response=ANSWER)
     assert r.updated == [] and service.quality(a).valence == 0 and service.quality(a).feedback_count == 0
     assert r.associations_strengthened > 0
 
@@ -79,7 +79,7 @@ def test_a_response_alone_moves_links_but_never_valence(service):
 def test_tension_between_recalled_memories_names_the_side_the_answer_took(service):
     old = service.write("The API rate limit is 100 requests per minute per token.").id
     new = service.write("The API rate limit is 120 requests per minute per token.", allow_duplicate=True).id
-    r = service.feedback([old, new], 1.0, query_concepts=["rate", "limit"],
+    r = service.feedback([old, new], outcome=1.0, query_concepts=["rate", "limit"],
                          response="Per the docs the rate limit is 120 requests per minute per token.")
     assert [(t.followed, t.weakened) for t in r.tension] == [(new, old)]
     assert r.credit[old] == service.settings.align_min_credit and r.credit[new] > r.credit[old]
@@ -88,9 +88,9 @@ def test_tension_between_recalled_memories_names_the_side_the_answer_took(servic
 def test_feedback_needs_an_outcome_or_a_response_and_changes_nothing_otherwise(service):
     a = service.write(BACKOFF).id
     with pytest.raises(InvalidInput, match="outcome"):
-        service.feedback([a], None)
+        service.feedback([a], outcome=None)
     with pytest.raises(InvalidInput, match="response"):
-        service.feedback([a], 1.0, response="")
+        service.feedback([a], outcome=1.0, response="")
     assert service.stats().feedback_events == 0 and service.stats().associations == service.stats().associations
 
 
@@ -100,7 +100,23 @@ def test_alignment_credit_can_be_switched_off(settings, real_embedder):
     svc = MemoryService(settings.model_copy(update={"align_credit": False}), real_embedder)
     try:
         a, b = svc.write(BACKOFF).id, svc.write(TAILWIND).id
-        r = svc.feedback([a, b], 1.0, response=ANSWER)
+        r = svc.feedback([a, b], outcome=1.0, response=ANSWER)
         assert r.credit is None and svc.quality(a).valence == svc.quality(b).valence == pytest.approx(0.3)
     finally:
         svc.close()
+
+
+def test_precomputed_alignments_credit_each_memory_by_its_share(hash_service):
+    a, b = hash_service.write(BACKOFF).id, hash_service.write(TAILWIND).id
+    r = hash_service.feedback_aligned([a, b], alignments={a: 0.9, b: 0.0}, outcome=1.0, source="test")
+    floor = hash_service.settings.align_min_credit
+    assert r.credit == {a: 0.9, b: floor}
+    assert hash_service.quality(a).valence == pytest.approx(0.3 * 0.9, abs=1e-6)
+    assert hash_service.quality(b).valence == pytest.approx(0.3 * floor, abs=1e-6)
+
+
+def test_precomputed_feedback_without_alignments_is_refused_and_changes_nothing(hash_service):
+    a = hash_service.write(BACKOFF).id
+    with pytest.raises(InvalidInput, match="alignments"):
+        hash_service.feedback_aligned([a], alignments={}, outcome=1.0, source="test")
+    assert hash_service.stats().feedback_events == 0

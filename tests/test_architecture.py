@@ -135,3 +135,20 @@ def test_sql_lives_in_storage_only():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(k in node.value for k in keywords):
                 offenders.append(f"{module}:{node.lineno}")
     assert not offenders, offenders
+
+
+def test_every_imported_package_is_a_declared_dependency():
+    import re
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower().replace("_", "-") for d in project["dependencies"]}
+    owners = packages_distributions()
+    undeclared = {}
+    for module in MODULES:
+        for name in {i.split(".")[0] for i in _imports(module)} - STDLIB - {"mnemo_mcp"}:
+            dists = {d.lower().replace("_", "-") for d in owners.get(name, [name])}
+            if not dists & declared:
+                undeclared.setdefault(name, set()).add(module)
+    assert not undeclared, undeclared

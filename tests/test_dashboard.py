@@ -264,8 +264,8 @@ def test_filters_by_tag_type_tier_and_archived(client, svc, ids):
 
 def test_detail_shows_ratings_outcomes_concepts_and_supersede_links(client, svc, ids):
     read = svc.read("webhook retry backoff", 3)
-    svc.feedback([ids["backoff"]], 1.0, read_id=read.read_id)
-    svc.feedback([ids["backoff"]], -0.5)
+    svc.feedback([ids["backoff"]], outcome=1.0, read_id=read.read_id)
+    svc.feedback([ids["backoff"]], outcome=-0.5)
     svc.rate(ids["backoff"], 1, "saved the launch")
     new = svc.write("Retry webhook deliveries with backoff; after 8 failures page the on-call.", supersedes=[ids["backoff"]]).id
     html = client.get(f"/memory/{ids['backoff']}").text
@@ -278,7 +278,7 @@ def test_detail_shows_ratings_outcomes_concepts_and_supersede_links(client, svc,
 
 
 def test_analytics_draws_its_charts_as_inline_svg(client, svc, ids):
-    svc.feedback([ids["uv"]], 1.0)
+    svc.feedback([ids["uv"]], outcome=1.0)
     svc.rate(ids["uv"], -1)
     html = client.get("/analytics").text
     for title in ("live memories by quality", "live memories by valence", "outcome reports and ratings per day", "live memories by tier", "live memories by type"):

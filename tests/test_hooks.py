@@ -221,7 +221,7 @@ def test_session_start_says_mnemo_is_there_and_offers_only_proven_memories(env, 
     assert "memory_read" in text and "ToolSearch" in text
     for _ in range(3):
         store.rate(store.ids["webhook"], 1, "right")
-        store.feedback([store.ids["webhook"]], 1.0)
+        store.feedback([store.ids["webhook"]], outcome=1.0)
     text = context_of(hook(env, "SessionStart", {**start, "session_id": "s-3"}))
     assert text.startswith(INTRO) and store.ids["webhook"][:12] in text
     assert sum(line.startswith("- [") for line in text.splitlines()) == 1

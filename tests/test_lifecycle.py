@@ -66,7 +66,7 @@ def test_unused_memory_is_archived_after_its_window_and_used_one_is_kept(svc):
 
 def test_archived_memory_is_found_with_include_archived_and_restored_with_its_learning(svc):
     mid = svc.write("Run database migrations before restarting the web workers.", now=day(0)).id
-    svc.feedback([mid], 1.0, query_concepts=["migration"], now=day(1))
+    svc.feedback([mid], outcome=1.0, query_concepts=["migration"], now=day(1))
     svc.archive(mid, "testing", now=day(2))
     assert mid not in _live_ids(svc, "database migrations")
     found = svc.read("database migrations", include_archived=True, record=False).items
@@ -97,7 +97,7 @@ def test_automatic_captures_expire_sooner_than_deliberate_writes(svc):
 
 def test_dry_run_changes_nothing_and_reports_what_the_real_run_does(svc):
     ids = [svc.write(f"Memory about topic {w} for the dry run.", now=day(0)).id for w in ("alpha", "bravo", "charlie")]
-    svc.feedback([ids[0]], 1.0, query_concepts=["alpha"], now=day(1))
+    svc.feedback([ids[0]], outcome=1.0, query_concepts=["alpha"], now=day(1))
     before = _snapshot(svc)
     dry = svc.consolidate(dry_run=True, now=day(200))
     assert _snapshot(svc) == before
@@ -114,7 +114,7 @@ def _prove(svc: MemoryService, mid: str, query: str, times: int, start: float) -
     for i in range(times):
         r = svc.read(query, top_k=1, now=day(start + i))
         assert r.items[0].id == mid
-        svc.feedback([mid], 1.0, read_id=r.read_id, now=day(start + i))
+        svc.feedback([mid], outcome=1.0, read_id=r.read_id, now=day(start + i))
         svc.rate(mid, 1, "right", now=day(start + i))
 
 
@@ -140,7 +140,7 @@ def test_pattern_is_never_archived_automatically_and_drops_back_when_it_stops_he
     late = svc.consolidate(now=day(1500))  # far past every retention window
     assert late.counts["archived"] == 0 and not svc.quality(mid).archived
     for i in range(6):
-        svc.feedback([mid], -1.0, now=day(1501 + i))
+        svc.feedback([mid], outcome=-1.0, now=day(1501 + i))
         svc.rate(mid, -1, "outdated", now=day(1501 + i))
     demoted = svc.consolidate(now=day(1510))
     assert [(c.id, c.tier) for c in demoted.demoted] == [(mid, "history")]
@@ -198,7 +198,7 @@ def test_consolidation_merges_near_duplicates_written_before_the_check(settings,
     try:
         a = legacy.write("Restart the worker after changing celery settings.", tags=["celery"], now=day(0)).id
         b = legacy.write("Restart the worker after changing the celery settings.", tags=["ops"], now=day(1)).id
-        legacy.feedback([b], 1.0, query_concepts=["celery"], now=day(2))
+        legacy.feedback([b], outcome=1.0, query_concepts=["celery"], now=day(2))
         legacy.rate(a, 1, "works", now=day(2))
     finally:
         legacy.close()
@@ -234,10 +234,10 @@ def test_write_links_cooccurring_concepts_weakly(svc):
 
 def test_positive_feedback_strengthens_links_and_negative_weakens_them(svc):
     mid = svc.write("Kafka consumers commit offsets after processing.", now=day(0)).id
-    up = svc.feedback([mid], 1.0, query_concepts=["broker"], now=day(1))
+    up = svc.feedback([mid], outcome=1.0, query_concepts=["broker"], now=day(1))
     w1 = _links(svc)[("broker", "kafka")]["weight"]
     assert up.associations_strengthened > 0 and w1 > 0
-    down = svc.feedback([mid], -1.0, query_concepts=["broker"], now=day(2))
+    down = svc.feedback([mid], outcome=-1.0, query_concepts=["broker"], now=day(2))
     link = _links(svc)[("broker", "kafka")]
     assert down.associations_weakened > 0 and link["weight"] < w1 and link["valence"] < 1
 
@@ -249,7 +249,7 @@ def test_unused_links_decay_by_elapsed_time_however_often_consolidation_runs(set
         svc = _clocked(s, real_embedder)
         try:
             mid = svc.write("Kafka consumers commit offsets after processing.", now=day(0)).id
-            svc.feedback([mid], 1.0, query_concepts=["broker"], now=day(0))
+            svc.feedback([mid], outcome=1.0, query_concepts=["broker"], now=day(0))
             start = _links(svc)[("broker", "kafka")]["weight"]
             for i in range(1, runs + 1):
                 svc.consolidate(now=day(90 * i / runs))
@@ -262,7 +262,7 @@ def test_unused_links_decay_by_elapsed_time_however_often_consolidation_runs(set
 
 def test_untouched_write_links_are_pruned_once_decayed_but_taught_links_stay(svc):
     mid = svc.write("Kafka consumers commit offsets after processing.", now=day(0)).id
-    svc.feedback([mid], 1.0, query_concepts=["broker"], now=day(0))
+    svc.feedback([mid], outcome=1.0, query_concepts=["broker"], now=day(0))
     report = svc.consolidate(now=day(400))
     links = _links(svc)
     assert report.counts["links_pruned"] > 0 and ("consumer", "kafka") not in links
@@ -276,7 +276,7 @@ def test_expansion_reaches_memories_through_learned_links_and_says_how(svc):
         svc.write(f"Unrelated note number {i} about gardening and tomatoes {i}.", now=day(0), allow_duplicate=True)
     for i in range(4):
         r = svc.read("flux capacitor", top_k=1, now=day(1 + i))
-        svc.feedback([r.items[0].id], 1.0, read_id=r.read_id, now=day(1 + i))
+        svc.feedback([r.items[0].id], outcome=1.0, read_id=r.read_id, now=day(1 + i))
     plain = svc.read("flux capacitor", top_k=3, expand_associations=False, record=False)
     assert plain.expanded_concepts is None and all(it.expanded_via is None for it in plain.items)
     expanded = svc.read("flux capacitor", top_k=3, expand_associations=True, record=False)
@@ -385,7 +385,7 @@ def test_consolidation_never_deletes_a_row_and_never_changes_content(tmp_path_fa
             elif op == "feedback":
                 items = svc.read(WORDS[n], top_k=2, now=day(clock)).items
                 if items:
-                    svc.feedback([items[0].id], flag, query_concepts=[WORDS[n]], now=day(clock))
+                    svc.feedback([items[0].id], outcome=flag, query_concepts=[WORDS[n]], now=day(clock))
             else:
                 clock += n
                 with svc.store.db.read():
@@ -396,5 +396,22 @@ def test_consolidation_never_deletes_a_row_and_never_changes_content(tmp_path_fa
                     vectors = svc.store.conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] if after else 0
                 assert after == before
                 assert vectors == len(after)
+    finally:
+        svc.close()
+
+
+def test_upkeep_falls_due_after_the_configured_number_of_writes(tmp_path):
+    s = Settings(db=tmp_path / "m.db", auto_backup=False, consolidate_every_writes=3, consolidate_interval_hours=1000)
+    svc = MemoryService(s, HashEmbedder())
+    try:
+        svc.write("first note about the deploy script", now=day(0))
+        svc.consolidate(now=day(0))
+        due = []
+        for i in range(3):
+            svc.write(f"note {i}: the {['cache', 'queue', 'proxy'][i]} needs a restart after upgrades", now=day(0))
+            due.append(svc.upkeep_due_after_write(now=day(0)))
+        assert due == [False, False, True]
+        svc.consolidate(now=day(0))
+        assert not svc.upkeep_due_after_write(now=day(0))
     finally:
         svc.close()

@@ -36,7 +36,7 @@ def learned_state(svc: MemoryService) -> dict[str, tuple]:
 def svc(tmp_path):
     service = MemoryService(Settings(db=tmp_path / "r.db"), HashEmbedder())
     ids = [service.write(t, allow_duplicate=True).id for t in TEXTS]
-    service.feedback(ids[:2], 1.0, query_concepts=["service"])
+    service.feedback(ids[:2], outcome=1.0, query_concepts=["service"])
     service.rate(ids[2], -1, "stale")
     service.ids = ids
     yield service
@@ -234,7 +234,7 @@ def test_nothing_opens_a_network_connection(tmp_path, monkeypatch):
     try:
         mid = svc.write("Offline memory: no network at run time.").id
         read = svc.read("offline run time network")
-        svc.feedback([mid], 1.0, read_id=read.read_id)
+        svc.feedback([mid], outcome=1.0, read_id=read.read_id)
         svc.consolidate()
         assert read.items[0].id == mid
     finally:

@@ -47,13 +47,13 @@ def test_webhook_feedback_with_read_id_puts_backoff_memory_first(service):
     assert first.items[0].id == ids[RETRY_DROP]
     assert ids[RETRY_BACKOFF] in _ids(first)
 
-    fb = service.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=first.read_id, query_concepts=first.query_concepts)
+    fb = service.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=first.read_id, query_concepts=first.query_concepts)
     step1 = fb.updated[0].valence_after - fb.updated[0].valence_before
     again = service.read("webhook retry")
     assert again.items[0].id == ids[RETRY_BACKOFF]
     assert ids[RETRY_DROP] in _ids(again), "the other retry memory is still returned"
 
-    fb2 = service.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=again.read_id)
+    fb2 = service.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=again.read_id)
     step2 = fb2.updated[0].valence_after - fb2.updated[0].valence_before
     assert 0 < step2 < step1
 
@@ -62,7 +62,7 @@ def test_feedback_teaches_similar_questions_not_unrelated_ones(service):
     ids = _webhooks(service)
     service.write("Database migrations run before the web server restarts.")
     r = service.read("webhook retry")
-    service.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=r.read_id)
+    service.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=r.read_id)
     similar = service.read("how should a webhook retry")
     assert similar.items[0].id == ids[RETRY_BACKOFF]
     unrelated = service.read("when do database migrations run")
@@ -78,7 +78,7 @@ def test_repeated_negative_feedback_ranks_below_equally_relevant_but_still_retur
     top = r.items[0].id
     other = b if top == a else a
     for _ in range(3):
-        service.feedback([top], -1.0)
+        service.feedback([top], outcome=-1.0)
     r2 = service.read("staging database integration tests", top_k=2)
     assert _ids(r2) == [other, top]
     assert r2.items[1].valence < 0
@@ -90,9 +90,9 @@ def test_learned_signals_cannot_lift_unrelated_memory_above_near_exact_match(ser
     query = "where is the deploy script and what does it need"
     for _ in range(10):
         r = service.read(query, top_k=2)
-        service.feedback([unrelated], 1.0, read_id=r.read_id)
+        service.feedback([unrelated], outcome=1.0, read_id=r.read_id)
         service.rate(unrelated, 1)
-        service.feedback([exact], -1.0)
+        service.feedback([exact], outcome=-1.0)
     final = service.read(query, top_k=2)
     assert final.items[0].id == exact
     assert final.items[1].id == unrelated
@@ -104,7 +104,7 @@ def test_quality_boost_off_gives_pure_relevance_order(tmp_path, real_embedder):
     svc = MemoryService(settings, real_embedder)
     ids = _webhooks(svc)
     r = svc.read("webhook retry")
-    svc.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=r.read_id)
+    svc.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=r.read_id)
     svc.rate(ids[RETRY_BACKOFF], 1)
     again = svc.read("webhook retry")
     assert [it.score for it in again.items] == [it.relevance for it in again.items]
@@ -142,7 +142,7 @@ def test_valence_quality_and_ratings_survive_restart(settings, real_embedder):
     svc = MemoryService(settings, real_embedder)
     ids = _webhooks(svc)
     r = svc.read("webhook retry")
-    svc.feedback([ids[RETRY_BACKOFF]], 1.0, read_id=r.read_id)
+    svc.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=r.read_id)
     svc.rate(ids[RETRY_BACKOFF], 1)
     order = _ids(svc.read("webhook retry", top_k=3))
     before = svc.quality(ids[RETRY_BACKOFF])
@@ -195,7 +195,7 @@ def test_invalid_write_is_rejected_with_reason_and_changes_nothing(hash_service,
 def test_invalid_outcome_is_an_error_and_changes_nothing(hash_service, outcome):
     mid = hash_service.write("delta memory").id
     with pytest.raises(InvalidInput, match="outcome"):
-        hash_service.feedback([mid], outcome)
+        hash_service.feedback([mid], outcome=outcome)
     assert hash_service.quality(mid).valence == 0
     assert hash_service.stats().feedback_events == 0
 
@@ -203,13 +203,13 @@ def test_invalid_outcome_is_an_error_and_changes_nothing(hash_service, outcome):
 def test_feedback_with_only_unknown_ids_is_an_error_and_changes_nothing(hash_service):
     mid = hash_service.write("epsilon memory").id
     with pytest.raises(NotFound, match="nothing was changed"):
-        hash_service.feedback(["0" * 64, "deadbeef"], 1.0)
+        hash_service.feedback(["0" * 64, "deadbeef"], outcome=1.0)
     assert hash_service.quality(mid).valence == 0
 
 
 def test_feedback_with_partly_unknown_ids_updates_known_and_lists_rest(hash_service):
     mid = hash_service.write("zeta memory").id
-    r = hash_service.feedback([mid[:10], "f" * 64], 0.5)
+    r = hash_service.feedback([mid[:10], "f" * 64], outcome=0.5)
     assert [u.id for u in r.updated] == [mid]
     assert r.not_found == ["f" * 64]
     assert hash_service.quality(mid).valence == pytest.approx(0.5 * hash_service.settings.learning_rate)
@@ -218,7 +218,7 @@ def test_feedback_with_partly_unknown_ids_updates_known_and_lists_rest(hash_serv
 def test_feedback_with_unknown_read_id_is_an_error(hash_service):
     mid = hash_service.write("eta memory").id
     with pytest.raises(InvalidInput, match="read_id"):
-        hash_service.feedback([mid], 1.0, read_id="nope")
+        hash_service.feedback([mid], outcome=1.0, read_id="nope")
     assert hash_service.quality(mid).feedback_count == 0
 
 
@@ -273,7 +273,7 @@ def test_each_read_is_recorded_with_ids_and_ranks(hash_service):
 def test_delete_erases_memory_and_its_learning(hash_service):
     mid = hash_service.write("to be deleted").id
     r = hash_service.read("deleted")
-    hash_service.feedback([mid], 1.0, read_id=r.read_id)
+    hash_service.feedback([mid], outcome=1.0, read_id=r.read_id)
     assert hash_service.delete(mid[:12]).deleted
     assert hash_service.stats().total == 0
     assert hash_service.stats().feedback_events == 0
@@ -294,7 +294,7 @@ def test_export_then_import_reproduces_the_store(tmp_path):
     src = MemoryService(Settings(db=tmp_path / "a.db"), HashEmbedder())
     ids = [src.write(f"export memory {i}", tags=["x"], metadata={"i": i}).id for i in range(5)]
     r = src.read("export memory")
-    src.feedback(ids[:2], 1.0, read_id=r.read_id)
+    src.feedback(ids[:2], outcome=1.0, read_id=r.read_id)
     src.rate(ids[3], -1, reason="meh")
     src.write("export memory corrected", supersedes=[ids[4]], source="hook")
     with src.store.db.write():

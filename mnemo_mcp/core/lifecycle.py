@@ -17,6 +17,9 @@ TIERS = (WORKING, HISTORY, PATTERN)
 # automatic capture, say) is unproven and expires faster.
 DELIBERATE_SOURCES = frozenset({"write", "import"})
 
+# Ids a merged memory remembers it absorbed (its merged_from), newest last.
+MERGED_FROM_LIMIT = 20
+
 
 @dataclass(frozen=True)
 class RetentionPolicy:

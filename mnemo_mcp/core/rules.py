@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 NEUTRAL_QUALITY = 0.5
 
+# Ratings kept in a memory's metadata (its rating_history), newest last.
+RATING_HISTORY_LIMIT = 20
+
 
 def clamp(x: float, lo: float, hi: float) -> float:
     return lo if x < lo else hi if x > hi else x

@@ -38,6 +38,12 @@ class MemoryService(
 ):
     # --- write -------------------------------------------------------------------------
 
+    def upkeep_due_after_write(self, now: datetime | None = None) -> bool:
+        """Whether a write just made automatic upkeep due: enough writes since the last
+        consolidation, or a backup older than its interval (the interval consolidation is
+        checked when a server starts)."""
+        return self.consolidation_due(now) == "writes" or self.backup_due(now)
+
     def write(
         self,
         content: str,

@@ -374,7 +374,7 @@ class CaptureMixin(ServiceBase):
                 meta["case"] = case
                 self.store.update(memory_id, metadata=meta, updated_at=iso(now))
             concepts = extract_concepts(ask)[:16] or None
-            self.feedback([memory_id], value, None, concepts, source=f"capture:{via}", now=now)
+            self.feedback([memory_id], outcome=value, query_concepts=concepts, source=f"capture:{via}", now=now)
         except MnemoError:  # deleted meanwhile
             return None
         return memory_id

@@ -19,10 +19,13 @@ from ..models import (
 )
 from .base import ServiceBase, iso, rnd
 
-RATING_HISTORY_LIMIT = 20
 # Pairs per memory in one Hebbian step: query concepts x memory concepts, bounded so one call
 # stays a few hundred row writes at most.
 ASSOC_CONCEPTS = 8
+
+
+def _outcome(outcome: float | None) -> float | None:
+    return None if outcome is None else validate.unit_number(outcome, "outcome", -1.0, 1.0)
 
 
 class LearningMixin(ServiceBase):
@@ -31,95 +34,94 @@ class LearningMixin(ServiceBase):
     def feedback(
         self,
         memory_ids: list[str],
+        *,
         outcome: float | None = None,
         read_id: str | None = None,
         query_concepts: list[str] | None = None,
         response: str | None = None,
-        *,
-        alignments: dict[str, float] | None = None,
         source: str = "memory_feedback",
         now: datetime | None = None,
     ) -> FeedbackResult:
         """Report an outcome for recalled memories, the answer they led to, or both.
 
-        With `response` (or precomputed `alignments`, full ids -> [0, 1]) each memory's share of
-        the outcome follows how closely the answer followed it, and concept links move by the
-        alignment rule. A response alone moves links, never valence."""
-        s = self.settings
+        With `response` each memory's share of the outcome follows how closely the answer
+        followed it, and concept links move by the alignment rule. A response alone moves
+        links, never valence."""
         refs = validate.memory_refs(memory_ids)
-        value = None if outcome is None else validate.unit_number(outcome, "outcome", -1.0, 1.0)
-        answer = None if response is None else validate.text(response, "response", s.max_response_chars)
-        concepts = validate.concepts(query_concepts)
-        if value is None and answer is None and alignments is None:
+        value = _outcome(outcome)
+        answer = None if response is None else validate.text(response, "response", self.settings.max_response_chars)
+        if value is None and answer is None:
             raise InvalidInput("give an outcome (-1.0 failure .. 1.0 success), the response text, or both")
+        concepts = validate.concepts(query_concepts)
         read_id = validate.read_id(read_id)
+        alignments = None if answer is None else self._align(refs, answer)
+        return self._apply_feedback(refs, value, read_id, concepts, alignments, source, now)
+
+    def feedback_aligned(
+        self,
+        memory_ids: list[str],
+        *,
+        alignments: dict[str, float],
+        outcome: float | None = None,
+        read_id: str | None = None,
+        query_concepts: list[str] | None = None,
+        source: str,
+        now: datetime | None = None,
+    ) -> FeedbackResult:
+        """Feedback whose alignments (full ids -> [0, 1]) were measured already: the hooks
+        measure the answer once per turn and credit each recall's memories by it."""
+        if not alignments:
+            raise InvalidInput("alignments must map at least one memory id to its alignment in [0, 1]")
+        refs = validate.memory_refs(memory_ids)
+        aligned = {k: min(1.0, max(0.0, float(v))) for k, v in alignments.items()}
+        return self._apply_feedback(
+            refs, _outcome(outcome), validate.read_id(read_id), validate.concepts(query_concepts), aligned, source, now
+        )
+
+    def _apply_feedback(
+        self,
+        refs: list[str],
+        value: float | None,
+        read_id: str | None,
+        concepts: list[str] | None,
+        alignments: dict[str, float] | None,
+        source: str,
+        now: datetime | None,
+    ) -> FeedbackResult:
+        """Resolve the memories, weigh each one's credit, apply the outcome: one transaction."""
+        s = self.settings
         stamp = iso(now or self.clock())
-        if answer is not None:
-            alignments = self._align(refs, answer)
         use_alignment = alignments is not None and (value is None or s.align_credit)
         updated: list[ValenceChange] = []
-        links = weakened = 0
-        cue_updates = 0
+        links = weakened = cue_updates = 0
         credit: dict[str, float] = {}
         tensions: list[TensionPair] = []
         with self.store.db.write():
-            if read_id is not None:
-                read = self.store.get_read(read_id.strip())
-                if read is None:
-                    raise InvalidInput(
-                        f"no read has read_id {read_id[:40]!r} (only the last {s.read_log_limit} reads are kept); "
-                        "pass query_concepts instead, or omit read_id"
-                    )
-                if concepts is None:
-                    concepts = read["query_concepts"]
-            found, missing = self._resolve_many(refs)
-            if not found:
-                raise NotFound(f"none of the memory_ids exist: {', '.join(missing)}; nothing was changed")
-            rows = {mid: self.store.get(mid) for mid in found}
+            rows, missing, concepts = self._resolve_feedback(refs, read_id, concepts)
             losers: set[str] = set()
             if use_alignment:
                 tensions, losers = self._tensions(rows, alignments)
-                for mid in found:
-                    a = alignments.get(mid, 0.0)
-                    credit[mid] = s.align_min_credit if mid in losers else alignment.credit_weight(a, s.align_min_credit)
-            for mid in found:
-                row = rows[mid]
+                credit = {
+                    mid: s.align_min_credit if mid in losers else alignment.credit_weight(alignments.get(mid, 0.0), s.align_min_credit)
+                    for mid in rows
+                }
+            for mid, row in rows.items():
                 weight = credit.get(mid, 1.0)
                 if value is not None:
-                    before = row["valence"]
-                    rate = s.learning_rate * weight
-                    after = rules.delta_rule(before, value, rate)
-                    meta = row["metadata"]
-                    meta["last_outcome"] = round(value, 4)
-                    meta["feedback_source"] = source
-                    self.store.update(
-                        mid, valence=after, feedback_count=row["feedback_count"] + 1, metadata=meta, updated_at=stamp
-                    )
-                    self.store.add_feedback_event(
-                        {
-                            "memory_id": mid,
-                            "read_id": read_id,
-                            "outcome": value,
-                            "rate": rate,
-                            "valence_before": before,
-                            "valence_after": after,
-                            "source": source,
-                            "created_at": stamp,
-                        }
-                    )
-                    updated.append(ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6)))
+                    updated.append(self._apply_outcome(row, value, weight, read_id, source, stamp))
                     if concepts:
                         cue_updates += self._teach_cues(mid, concepts, value * weight, stamp)
-                if concepts:
-                    if use_alignment:
-                        a = 0.0 if mid in losers else alignments.get(mid, 0.0)
-                        up, down = self._align_links(concepts, row["concepts"], a, value, stamp)
-                    elif value is not None:
-                        up, down = self._hebbian(concepts, row["concepts"], value, stamp)
-                    else:
-                        up = down = 0
-                    links += up
-                    weakened += down
+                if not concepts:
+                    continue
+                if use_alignment:
+                    a = 0.0 if mid in losers else alignments.get(mid, 0.0)
+                    up, down = self._align_links(concepts, row["concepts"], a, value, stamp)
+                elif value is not None:
+                    up, down = self._hebbian(concepts, row["concepts"], value, stamp)
+                else:
+                    up = down = 0
+                links += up
+                weakened += down
         return FeedbackResult(
             updated=updated,
             not_found=missing,
@@ -130,6 +132,50 @@ class LearningMixin(ServiceBase):
             credit={k: rnd(v) for k, v in credit.items()} if use_alignment and value is not None else None,
             tension=tensions or None,
         )
+
+    def _resolve_feedback(
+        self, refs: list[str], read_id: str | None, concepts: list[str] | None
+    ) -> tuple[dict[str, dict], list[str], list[str] | None]:
+        """The rows the feedback is about, the ids not found, and the query concepts (the read's
+        when none are given). Raises, changing nothing, when the read or every memory is unknown."""
+        if read_id is not None:
+            read = self.store.get_read(read_id.strip())
+            if read is None:
+                raise InvalidInput(
+                    f"no read has read_id {read_id[:40]!r} (only the last {self.settings.read_log_limit} reads are kept); "
+                    "pass query_concepts instead, or omit read_id"
+                )
+            if concepts is None:
+                concepts = read["query_concepts"]
+        found, missing = self._resolve_many(refs)
+        if not found:
+            raise NotFound(f"none of the memory_ids exist: {', '.join(missing)}; nothing was changed")
+        return {mid: self.store.get(mid) for mid in found}, missing, concepts
+
+    def _apply_outcome(
+        self, row: dict, value: float, weight: float, read_id: str | None, source: str, stamp: str
+    ) -> ValenceChange:
+        """The delta rule on one memory's valence, at the learning rate scaled by its credit."""
+        mid, before = row["id"], row["valence"]
+        rate = self.settings.learning_rate * weight
+        after = rules.delta_rule(before, value, rate)
+        meta = row["metadata"]
+        meta["last_outcome"] = round(value, 4)
+        meta["feedback_source"] = source
+        self.store.update(mid, valence=after, feedback_count=row["feedback_count"] + 1, metadata=meta, updated_at=stamp)
+        self.store.add_feedback_event(
+            {
+                "memory_id": mid,
+                "read_id": read_id,
+                "outcome": value,
+                "rate": rate,
+                "valence_before": before,
+                "valence_after": after,
+                "source": source,
+                "created_at": stamp,
+            }
+        )
+        return ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6))
 
     def _align(self, refs: list[str], answer: str, *, semantic: bool = True) -> dict[str, float]:
         """Each memory's alignment with the answer's best-matching sentence: the mean of the
@@ -276,7 +322,7 @@ class LearningMixin(ServiceBase):
             meta["rating_count"] = int(meta.get("rating_count", 0)) + 1
             history = list(meta.get("rating_history", []))
             history.append({"rating": value, "reason": reason, "at": stamp})
-            meta["rating_history"] = history[-RATING_HISTORY_LIMIT:]
+            meta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT:]
             quality = self._refresh_quality(row)
             self.store.update(mid, metadata=meta, quality=quality, updated_at=stamp)
         return RateResult(id=mid, user_rating=value, quality_score=rnd(quality), rating_count=meta["rating_count"])

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import validate
-from ..core import dedup, lifecycle
+from ..core import dedup, lifecycle, rules
 from ..core.text import fts_match_expression, query_words
 from ..models import ConsolidationReport, LifecycleChange, LifecycleResult, preview
 from .base import ServiceBase, iso
@@ -340,8 +340,8 @@ class LifecycleMixin(ServiceBase):
         kmeta["rating_count"] = int(kmeta.get("rating_count", 0)) + int(lmeta.get("rating_count", 0))
         history = sorted(kmeta.get("rating_history", []) + lmeta.get("rating_history", []), key=lambda h: h.get("at", ""))
         if history:
-            kmeta["rating_history"] = history[-20:]
-        kmeta["merged_from"] = (kmeta.get("merged_from", []) + [loser["id"]])[-20:]
+            kmeta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT:]
+        kmeta["merged_from"] = (kmeta.get("merged_from", []) + [loser["id"]])[-lifecycle.MERGED_FROM_LIMIT:]
         for key in ("access_count", "retrieval_count", "reciprocal_rank_sum"):
             keeper[key] += loser[key]
         quality = self._refresh_quality(keeper)

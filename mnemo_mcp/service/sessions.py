@@ -211,7 +211,7 @@ class SessionMixin(CaptureMixin):
             group = {m: aligned[m] for m in e["memory_ids"] if m in aligned}
             concepts = e["detail"].get("query_concepts") or None
             if group and concepts:
-                self.feedback(list(group), None, None, concepts, alignments=group, source="hook:response", now=now)
+                self.feedback_aligned(list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now)
         with self.store.db.write():
             self._session_event(sid, ALIGN, iso(now or self.clock()), memory_ids=list(aligned), detail={"alignment": aligned})
         return aligned
@@ -371,12 +371,14 @@ class SessionMixin(CaptureMixin):
             e = by_seq[seq]
             concepts = e["detail"].get("query_concepts") or None
             weights = {m: aligned[m] for m in ids if m in aligned} or None
+            how = dict(outcome=outcome, query_concepts=concepts, source=f"hook:{source}", now=now)
+            if weights:
+                how["alignments"] = weights
+            credit = self.feedback_aligned if weights else self.feedback
             try:
-                result = self.feedback(
-                    ids, outcome, e["read_id"], concepts, alignments=weights, source=f"hook:{source}", now=now
-                )
+                result = credit(ids, read_id=e["read_id"], **how)
             except InvalidInput:  # the read fell out of the bounded log: keep its concepts
-                result = self.feedback(ids, outcome, None, concepts, alignments=weights, source=f"hook:{source}", now=now)
+                result = credit(ids, **how)
             except MnemoError:  # every memory of this group was deleted meanwhile
                 continue
             credited += [u.id for u in result.updated]
