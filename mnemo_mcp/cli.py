@@ -302,15 +302,11 @@ def _install(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from . import claude_install
+    from .project import project_root
 
     home = Path.home()
-    project_dir = Path.cwd()
-    if args.scope == "project":
-        # The project is the enclosing git repository, as for memory scoping.
-        for folder in (project_dir, *project_dir.parents):
-            if (folder / ".git").exists():
-                project_dir = folder
-                break
+    # The project is the enclosing git repository, as for memory scoping.
+    project_dir = project_root(Path.cwd()) if args.scope == "project" else Path.cwd()
     if args.command == "install":
         # .mcp.json and .claude/settings.json are committed: an absolute path to this machine's
         # virtualenv would give a teammate ENOENT, so the project files name the command and

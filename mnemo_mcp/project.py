@@ -7,13 +7,18 @@ from pathlib import Path
 from .config import Settings
 
 
-def detect_project(cwd: Path | str) -> str | None:
-    """The name of the enclosing git repository's root folder, else of `cwd` itself."""
+def project_root(cwd: Path | str) -> Path:
+    """The enclosing git repository's root folder, else `cwd` itself."""
     start = Path(cwd).expanduser().resolve()
     for folder in (start, *start.parents):
         if (folder / ".git").exists():  # a directory, or a file in worktrees and submodules
-            return folder.name or None
-    return start.name or None
+            return folder
+    return start
+
+
+def detect_project(cwd: Path | str) -> str | None:
+    """The name of the project folder (see `project_root`)."""
+    return project_root(cwd).name or None
 
 
 def scoped(settings: Settings, cwd: Path | str | None = None) -> Settings:
