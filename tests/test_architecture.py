@@ -152,3 +152,22 @@ def test_every_imported_package_is_a_declared_dependency():
             if not dists & declared:
                 undeclared.setdefault(name, set()).add(module)
     assert not undeclared, undeclared
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.service",))))
+def test_service_parts_are_composed_and_use_peers_only_through_public_methods(module):
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    inherited = [
+        f"{c.name}({', '.join(ast.unparse(b) for b in c.bases)})"
+        for c in tree.body
+        if isinstance(c, ast.ClassDef) and any(ast.unparse(b) not in ("Part", "BaseModel") for b in c.bases)
+    ]
+    assert not inherited, f"parts are built from the context and their peers, not from each other: {inherited}"
+    private = [
+        f"{ast.unparse(n)} (line {n.lineno})"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__")
+        and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name) and n.value.value.id == "self"
+        and n.value.attr != "ctx"
+    ]
+    assert not private, private

@@ -1,271 +1,114 @@
-"""The one service API that every interface (MCP server, CLI) calls. No SQL here, no I/O but
+"""The one service API that every interface (MCP server, CLI, hooks, dashboard) calls.
+
+`MemoryService` is a facade: it builds the shared context (settings, store, embedder, clock)
+and one part per concern, each from the context and the peers it names, then exposes the
+parts' public methods as its own. Each is the part's bound method, so a type checker sees the
+exact signature, and arguments after the subject are keyword-only. No SQL here, no I/O but
 through the store and the embedder; `now` can be passed to every operation that stamps time.
 
-The class is assembled from parts by concern: reading (ranking), learning (feedback, ratings),
-lifecycle (consolidation, archive, supersede), health (doctor), backups; writing and the
-store-wide operations are here."""
+Who uses whom (no cycles): trust <- lifecycle <- writing; backups <- health; reading, learning,
+health <- browse; session log, learning, writing <- capture <- sessions."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Callable
 
-from .. import validate
-from ..core import dedup, lifecycle, rules
-from ..core.text import content_id, extract_concepts, normalize_content
-from ..errors import InvalidInput
-from ..models import DeleteResult, ImportResult, SimilarMemory, StatsResult, WriteResult, preview
-from .backups import BackupMixin
-from . import trust
-from .base import iso, rnd
-from .browse import BrowseMixin
-from .capture import CaptureMixin
-from .health import HealthMixin
-from .learning import LearningMixin
-from .lifecycle import LifecycleMixin
-from .reading import ReadingMixin
-from .sessions import SessionMixin
+from ..config import Settings
+from ..embedding import Embedder
+from .backups import Backups
+from .base import ServiceContext
+from .browse import Browse
+from .capture import Capture
+from .health import Health
+from .learning import Learning
+from .lifecycle import Lifecycle
+from .reading import Reading
+from .session_log import SessionLog
+from .sessions import Sessions
+from .transfer import Transfer
+from .trust import Trust
+from .writing import Writing
 
-
-DUP_COMPARED = 5  # nearest stored memories a write is compared with, word by word
-SIMILAR_FLOOR = 0.6  # below this cosine nothing is the same memory or an update of it
-SIMILAR_REPORTED = 3
+log = logging.getLogger("mnemo_mcp.service")
 
 
-class MemoryService(
-    ReadingMixin, LearningMixin, LifecycleMixin, SessionMixin, CaptureMixin, HealthMixin, BackupMixin, BrowseMixin,
-    trust.TrustMixin,
-):
-    # --- write -------------------------------------------------------------------------
+class MemoryService:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        ctx = self.ctx = ServiceContext(settings, embedder, clock)
+        self.settings, self.store, self.embedder, self.clock = ctx.settings, ctx.store, ctx.embedder, ctx.clock
+
+        trust = Trust(ctx)
+        reading = Reading(ctx)
+        learning = Learning(ctx)
+        lifecycle = self._lifecycle = Lifecycle(ctx, trust=trust)
+        writing = Writing(ctx, lifecycle=lifecycle)
+        backups = self._backups = Backups(ctx)
+        health = Health(ctx, backups=backups)
+        browse = Browse(ctx, reading=reading, learning=learning, health=health)
+        transfer = Transfer(ctx)
+        log = SessionLog(ctx)
+        capture = Capture(ctx, log=log, learning=learning, writing=writing)
+        sessions = Sessions(ctx, log=log, learning=learning, capture=capture)
+
+        # Writing and reading.
+        self.write, self.write_many, self.delete = writing.write, writing.write_many, writing.delete
+        self.read = reading.read
+        # Learning from outcomes.
+        self.feedback, self.feedback_aligned = learning.feedback, learning.feedback_aligned
+        self.rate, self.quality = learning.rate, learning.quality
+        # Lifecycle and trust.
+        self.archive, self.restore = lifecycle.archive, lifecycle.restore
+        self.consolidate, self.consolidation_due = lifecycle.consolidate, lifecycle.consolidation_due
+        self.maybe_consolidate = lifecycle.maybe_consolidate
+        self.release, self.assess_unchecked = trust.release, trust.assess_unchecked
+        # Health, backups, transfer.
+        self.stats, self.doctor = health.stats, health.doctor
+        self.backup, self.list_backups, self.backup_status = backups.backup, backups.list_backups, backups.backup_status
+        self.backup_due, self.maybe_backup = backups.backup_due, backups.maybe_backup
+        self.export, self.import_records = transfer.export, transfer.import_records
+        # The dashboard.
+        self.default_scope = browse.default_scope
+        self.browse_list, self.browse_facets = browse.browse_list, browse.browse_facets
+        self.browse_memory, self.browse_analytics = browse.browse_memory, browse.browse_analytics
+        # Claude Code sessions (the hooks) and the cases captured from them.
+        self.session_claim, self.session_recall = sessions.session_claim, sessions.session_recall
+        self.session_user_prompt, self.session_turn = sessions.session_user_prompt, sessions.session_turn
+        self.session_react, self.session_response = sessions.session_react, sessions.session_response
+        self.session_check, self.session_background = sessions.session_check, sessions.session_background
+        self.session_task_done, self.session_start = sessions.session_task_done, sessions.session_start
+        self.session_edit, self.session_failure = capture.session_edit, capture.session_failure
+        self.session_stop, self.cases_for = capture.session_stop, capture.cases_for
+        self.embed_passages = reading.embed_passages
+
+    @property
+    def ready(self) -> bool:
+        """The embedding model is loaded and bound: a semantic read answers at once."""
+        return self.ctx.bound
+
+    def warm_up(self) -> None:
+        """Load the model and bind it to the database (call from a background thread)."""
+        try:
+            self.ctx.ensure_bound()
+        except Exception as err:
+            log.warning("warm-up failed: %s", err)
+
+    def store_replaced_since_damage(self) -> bool:
+        """True when the store was found damaged and another file has since taken its place
+        (a restored backup): the caller can open a new service on it."""
+        return self.store.db.damaged is not None and self.store.db.replaced()
 
     def upkeep_due_after_write(self, now: datetime | None = None) -> bool:
         """Whether a write just made automatic upkeep due: enough writes since the last
         consolidation, or a backup older than its interval (the interval consolidation is
         checked when a server starts)."""
-        return self.consolidation_due(now) == "writes" or self.backup_due(now)
+        return self._lifecycle.consolidation_due(now) == "writes" or self._backups.backup_due(now)
 
-    def write(
-        self,
-        content: str,
-        tags: list[str] | None = None,
-        memory_type: str = "note",
-        metadata: dict[str, Any] | None = None,
-        domain: str | None = None,
-        *,
-        supersedes: list[str] | None = None,
-        allow_duplicate: bool = False,
-        source: str = "write",
-        by: str = "api",
-        now: datetime | None = None,
-    ) -> WriteResult:
-        """`by`: who stores it, kept as its provenance (mcp: the model through the MCP server;
-        cli; capture: the hooks; import; api: a program using this class)."""
-        item = {
-            "content": content,
-            "tags": tags,
-            "memory_type": memory_type,
-            "metadata": metadata,
-            "domain": domain,
-            "supersedes": supersedes,
-            "allow_duplicate": allow_duplicate,
-            "source": source,
-            "_by": by,
-        }
-        return self.write_many([item], now=now)[0]
-
-    def write_many(self, items: Sequence[dict[str, Any]], *, now: datetime | None = None) -> list[WriteResult]:
-        """Write several memories (dicts with the `write` arguments) with one embedding batch and
-        one transaction: all are checked first, and either all are stored or none."""
-        stamp = iso(now or self.clock())
-        rows = [self._new_row(item, stamp, i if len(items) > 1 else None) for i, item in enumerate(items)]
-        with self.store.db.read():
-            present = {r["id"] for r in rows if self.store.get(r["id"]) is not None}
-        fresh = list({r["id"]: r for r in rows if r["id"] not in present}.values())
-        vectors = dict(zip((r["id"] for r in fresh), self.embed_passages([r["content"] for r in fresh]))) if fresh else {}
-        results: list[WriteResult] = []
-        with self.store.db.write():
-            for i, row in enumerate(rows):
-                try:
-                    replaced = self._resolve_superseded(row)
-                except InvalidInput as err:
-                    raise InvalidInput(f"memory {i}: {err}" if len(rows) > 1 else str(err)) from None
-                existing = self.store.get(row["id"])
-                if existing:
-                    result = self._merge_into(existing, row, stamp)
-                else:
-                    vector = vectors.get(row["id"])
-                    if vector is None:  # deleted by another process between our two looks
-                        vector = self.embedder.embed_passages([row["content"]])[0]
-                    found = None if row.pop("_allow_duplicate") else self._near_duplicate(row, vector, replaced)
-                    if isinstance(found, WriteResult):
-                        results.append(found)
-                        continue
-                    self.store.insert(row, vector)
-                    self._link_cooccurring(row["concepts"], stamp)
-                    result = WriteResult(id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"], similar=found)
-                if replaced:
-                    self._supersede(replaced, result.id, stamp)
-                    result.superseded = replaced
-                results.append(result)
-        return results
-
-    def _new_row(self, item: dict[str, Any], stamp: str, index: int | None) -> dict[str, Any]:
-        s = self.settings
-        try:
-            if not isinstance(item, dict) or "content" not in item:
-                raise InvalidInput("each memory needs a 'content' field")
-            text = normalize_content(validate.content(item["content"], s))
-            if not text:
-                raise InvalidInput("content is empty after trimming whitespace; pass some text")
-            allow_duplicate = validate.flag(item.get("allow_duplicate", False), "allow_duplicate")
-            metadata = dict(validate.metadata(item.get("metadata"), s))
-            # Captured text is redacted whatever MNEMO_SECRETS says: nobody chose to store it.
-            text, metadata = validate.secrets(text, metadata, item.get("_secrets") or s.secrets)
-            if allow_duplicate:
-                # Consolidation's merge pass leaves alone what the writer chose to keep twice.
-                metadata["duplicate_allowed"] = True
-            row: dict[str, Any] = {
-                "id": content_id(text),
-                "content": text,
-                "memory_type": validate.memory_type(item.get("memory_type") or "note"),
-                "domain": validate.domain(item.get("domain")) or self._default_domain(),
-                "tags": validate.tags(item.get("tags"), s),
-                "metadata": metadata,
-                "concepts": extract_concepts(text),
-                "valence": 0.0,
-                "access_count": 0,
-                "retrieval_count": 0,
-                "reciprocal_rank_sum": 0.0,
-                "created_at": stamp,
-                "updated_at": stamp,
-                "tier": lifecycle.WORKING,
-                "source": validate.source(item.get("source", "write")),
-                "provenance": {"by": validate.source(item.get("_by") or "api"), "at": stamp, **(item.get("_origin") or {})},
-                "quarantine": trust.quarantine_for(text, stamp),
-                "_supersedes": validate.supersedes(item.get("supersedes")),
-                "_allow_duplicate": allow_duplicate,
-            }
-        except InvalidInput as err:
-            if index is None:
-                raise
-            raise InvalidInput(f"memory {index}: {err}") from None
-        self._refresh_quality(row)
-        return row
-
-    def _resolve_superseded(self, row: dict[str, Any]) -> list[str]:
-        """The full ids this write replaces; unknown ids reject the whole write (inside it)."""
-        refs = row.pop("_supersedes")
-        found, missing = self._resolve_many(refs)
-        if missing:
-            raise InvalidInput(f"supersedes: no memory has id {', '.join(missing)}; nothing was written")
-        if row["id"] in found:
-            raise InvalidInput("a memory cannot supersede itself: the new content is identical to the one it replaces")
-        return found
-
-    def _near_duplicate(self, row: dict[str, Any], vector: Any, replaced: list[str]) -> WriteResult | list[SimilarMemory] | None:
-        """The stored memory this write repeats (a WriteResult not storing it), or the stored
-        memories it updates (a changed number, version, path or name: it is stored, and they are
-        reported), or None."""
-        s = self.settings
-        if not s.dedup:
-            return None
-        updates: list[SimilarMemory] = []
-        for mid, sim in self._similar_live(row["content"], vector, row["domain"], exclude_rowid=None)[:DUP_COMPARED]:
-            if mid in replaced or sim < SIMILAR_FLOOR:
-                continue
-            other = self.store.get(mid)
-            verdict = dedup.compare(
-                row["content"], other["content"], sim, words_alike=s.duplicate_words, meaning_alike=s.duplicate_similarity,
-                synonyms_alike=s.duplicate_synonyms
-            )
-            if verdict.kind == dedup.DUPLICATE:
-                return WriteResult(
-                    id=mid,
-                    created=False,
-                    concepts=other["concepts"],
-                    tags=other["tags"],
-                    tier=other["tier"],
-                    duplicate_of=mid,
-                    similarity=rnd(sim),
-                )
-            if verdict.kind == dedup.UPDATE and len(updates) < SIMILAR_REPORTED:
-                updates.append(SimilarMemory(id=mid, similarity=rnd(sim), differs=verdict.differs[:8]))
-        return updates or None
-
-    def _link_cooccurring(self, concepts: list[str], stamp: str) -> None:
-        """Concepts written together get a weak Hebbian link (valence untouched: no outcome yet)."""
-        head = concepts[: self.settings.write_link_concepts]
-        rate = self.settings.write_link_rate
-        if rate <= 0:
-            return
-        for i, a in enumerate(head):
-            for b in head[i + 1 :]:
-                old = self.store.get_association(a, b)
-                weight, valence, count = old if old else (0.0, 0.0, 0)
-                self.store.put_association(a, b, rules.strengthen(weight, rate), valence, count, stamp)
-
-    def _merge_into(self, existing: dict[str, Any], row: dict[str, Any], stamp: str) -> WriteResult:
-        """Same content written again: merge tags and user metadata, keep everything learned."""
-        limit = self.settings.max_tags
-        merged = existing["tags"] + [t for t in row["tags"] if t not in existing["tags"]]
-        if len(merged) > limit:
-            raise InvalidInput(
-                f"this memory already has {len(existing['tags'])} tags; adding these would make "
-                f"{len(merged)}, over the limit of {limit}"
-            )
-        user_meta = {k: v for k, v in row["metadata"].items() if k not in validate.RESERVED_METADATA_KEYS}
-        new_meta = {**existing["metadata"], **user_meta}
-        if merged != existing["tags"] or new_meta != existing["metadata"]:
-            self.store.update(existing["id"], tags=merged, metadata=new_meta, updated_at=stamp)
-        return WriteResult(
-            id=existing["id"], created=False, concepts=existing["concepts"], tags=merged, tier=existing["tier"]
-        )
-
-
-    def stats(self) -> StatsResult:
-        with self.store.db.read():
-            st = self.store.stats()
-            bound = (self.store.get_meta("embedding_model"), self.store.get_meta("embedding_dim"))
-            last = self.store.last_consolidation()
-        last_backup, backup_age, backup_count = self.backup_status()
-        return StatsResult(
-            total=st["total"],
-            archived=st["archived"],
-            avg_valence=rnd(st["avg_valence"]),
-            avg_quality=rnd(st["avg_quality"]),
-            quality_histogram=st["quality_histogram"],
-            by_type=st["by_type"],
-            by_domain={(k or "(none)"): v for k, v in st["by_domain"].items()},
-            by_tier=st["by_tier"],
-            feedback_events=st["feedback_events"],
-            associations=st["associations"],
-            db_size_bytes=st["db_size_bytes"],
-            embedding_model=bound[0] or self.embedder.name,
-            embedding_dim=int(bound[1]) if bound[1] else self.embedder.dim,
-            last_consolidation=last["as_of"] if last else None,
-            last_backup=last_backup,
-            last_backup_age_hours=backup_age,
-            backups=backup_count,
-        )
-
-    def delete(self, memory_id: str) -> DeleteResult:
-        ref = validate.memory_ref(memory_id)
-        with self.store.db.write():
-            mid = self.store.resolve(ref)
-            row = self.store.get(mid)
-            self.store.delete(mid)
-        return DeleteResult(id=mid, deleted=True, content_preview=preview(row["content"]))
-
-    # --- export / import (service/transfer.py) ----------------------------------------------
-
-    def export(self) -> Iterator[dict[str, Any]]:
-        """Every memory with its learned state, then feedback events and links: JSON objects."""
-        from .transfer import export_records
-
-        return export_records(self)
-
-    def import_records(self, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
-        """Load an export; memories already present (same id) are kept as they are."""
-        from .transfer import import_records
-
-        return import_records(self, records, batch)
+    def close(self) -> None:
+        self.ctx.close()

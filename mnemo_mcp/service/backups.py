@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import DiskFull, InvalidInput, MnemoError, StoreDamaged
 from ..models import BackupResult
 from ..storage import backups
-from .base import ServiceBase, iso
+from .base import Part, iso
 
 log = logging.getLogger("mnemo_mcp.backup")
 
@@ -22,7 +22,7 @@ CLAIM_MINUTES = 10  # a backup claimed by another process is left to it this lon
 SPARE_BYTES = 16 << 20  # never let a backup take the last of the disk: writes need room too
 
 
-class BackupMixin(ServiceBase):
+class Backups(Part):
     def backup(self, path: str | Path, *, overwrite: bool = False) -> BackupResult:
         target = Path(path).expanduser()
         if target.exists() and target.is_dir():

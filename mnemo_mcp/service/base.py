@@ -1,4 +1,5 @@
-"""What every part of the service shares: settings, store, embedder, clock, quality upkeep."""
+"""What every part of the service shares: the context (settings, store, embedder, clock) and the
+helpers built on it (quality upkeep, id resolution, scopes)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,10 @@ def rnd(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
-class ServiceBase:
+class ServiceContext:
+    """What every part of the service is built from: settings, the store, the embedder and the
+    clock. It binds the model to the store once, for every part."""
+
     def __init__(
         self,
         settings: Settings | None = None,
@@ -48,7 +52,7 @@ class ServiceBase:
             raise
         fixed = self.settings.now
         self.clock = clock or ((lambda: fixed) if fixed is not None else (lambda: datetime.now(timezone.utc)))
-        self._bound = False
+        self.bound = False
         self._bind_lock = threading.Lock()
         self.weights = rules.QualityWeights(
             self.settings.quality_w_rating,
@@ -60,43 +64,41 @@ class ServiceBase:
     def close(self) -> None:
         self.store.close()
 
-    @property
-    def ready(self) -> bool:
-        """The embedding model is loaded and bound: a semantic read answers at once."""
-        return self._bound
-
-    def store_replaced_since_damage(self) -> bool:
-        """True when the store was found damaged and another file has since taken its place
-        (a restored backup): the caller can open a new service on it."""
-        return self.store.db.damaged is not None and self.store.db.replaced()
-
-    # --- embedding ---------------------------------------------------------------------
-
-    def warm_up(self) -> None:
-        """Load the model and bind it to the database (call from a background thread)."""
-        try:
-            self._ensure_bound()
-        except Exception as err:
-            log.warning("warm-up failed: %s", err)
-
-    def _ensure_bound(self) -> None:
-        if self._bound:
+    def ensure_bound(self) -> None:
+        if self.bound:
             return
         with self._bind_lock:
-            if self._bound:
+            if self.bound:
                 return
             # Embedding a probe loads the model (surfacing load errors here) and gives its true size.
             dim = len(self.embedder.embed_query("probe"))
             self.store.bind_model(self.embedder.name, dim)
-            self._bound = True
+            self.bound = True
+
+
+class Part:
+    """One concern of the service, built from the shared context (and the peers it names)."""
+
+    def __init__(self, ctx: ServiceContext):
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.store = ctx.store
+        self.embedder = ctx.embedder
+        self.clock = ctx.clock
+        self.weights = ctx.weights
+
+    # --- embedding ---------------------------------------------------------------------
+
+    def _ensure_bound(self) -> None:
+        self.ctx.ensure_bound()
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         """Vectors for stored texts, with the model bound to this database first."""
-        self._ensure_bound()
+        self.ctx.ensure_bound()
         return self.embedder.embed_passages(texts)
 
     def _embed_query(self, text: str) -> np.ndarray:
-        self._ensure_bound()
+        self.ctx.ensure_bound()
         return self.embedder.embed_query(text)
 
     # --- quality -----------------------------------------------------------------------
@@ -143,3 +145,13 @@ class ServiceBase:
         if self.settings.project and self.settings.scope == "project":
             return self.settings.project
         return ""
+
+    def _read_scope(self, domain: str | None) -> list[str] | None:
+        """The domains a read searches: the one asked for; else, scoped to a project, that
+        project's memories plus global ones (domain 'global', or none); else every domain."""
+        if domain is not None:
+            return [domain]
+        project = self.settings.project
+        if project and self.settings.scope == "project":
+            return list(dict.fromkeys([project, GLOBAL_DOMAIN, ""]))
+        return None

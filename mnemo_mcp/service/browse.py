@@ -14,7 +14,10 @@ from ..core import lifecycle
 from ..errors import InvalidInput, NotFound
 from ..models import QualityReport, StatsResult
 from ..storage import browse as sql
-from .base import ServiceBase, rnd
+from .base import Part, ServiceContext, rnd
+from .health import Health
+from .learning import Learning
+from .reading import Reading
 
 PAGE_LIMIT = 200
 ACTIVITY_DAYS = 60
@@ -161,7 +164,11 @@ def _memory_row(row: dict[str, Any], relevance: float | None = None, score: floa
     )
 
 
-class BrowseMixin(ServiceBase):
+class Browse(Part):
+    def __init__(self, ctx: ServiceContext, *, reading: Reading, learning: Learning, health: Health):
+        super().__init__(ctx)
+        self.reading, self.learning, self.health = reading, learning, health
+
     def default_scope(self) -> list[str] | None:
         """The domains a read searches when no domain is named (None: every domain)."""
         return self._read_scope(None)
@@ -209,7 +216,7 @@ class BrowseMixin(ServiceBase):
                     offset=offset,
                 )
             return BrowsePage(items=[_memory_row(r) for r in rows], total=total, offset=offset, limit=limit, scope=domains)
-        result = self.read(
+        result = self.reading.read(
             query,
             min(limit, self.settings.max_top_k),
             tags=tag_filter,
@@ -239,7 +246,7 @@ class BrowseMixin(ServiceBase):
 
     def browse_memory(self, memory_id: str, *, feedback_limit: int = 500) -> MemoryDetail:
         """Everything about one memory: content, metadata, ratings, outcomes, learned links."""
-        report = self.quality(memory_id)  # resolves prefixes, raises NotFound
+        report = self.learning.quality(memory_id)  # resolves prefixes, raises NotFound
         mid = report.id
         with self.store.db.read():
             row = self.store.get(mid)
@@ -283,7 +290,7 @@ class BrowseMixin(ServiceBase):
 
     def browse_analytics(self, *, days: int = ACTIVITY_DAYS, now: datetime | None = None) -> Analytics:
         """Distributions of the live store and outcome activity per day over the last `days`."""
-        stats = self.stats()
+        stats = self.health.stats()
         today = (now or self.clock()).date()
         first = today - timedelta(days=max(1, days) - 1)
         with self.store.db.read():

@@ -18,12 +18,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import cases, checks
 from ..core.secrets import find_secrets, redact
 from ..core.text import extract_concepts
-from .base import ServiceBase, iso
+from .base import Part, ServiceContext, iso
+from .learning import Learning
+from .session_log import SessionLog, session_id_of
+
+if TYPE_CHECKING:
+    from .writing import Writing
 
 EDIT, PENDING, CASE = "edit", "pending", "case"
 ASK_CHARS = 600
@@ -56,7 +61,11 @@ def _calls_since_prompts(calls: list[Call], prompts: int, until_id: str | None) 
     return [c for c in calls[start:end] if c[1] != "prompt"]
 
 
-class CaptureMixin(ServiceBase):
+class Capture(Part):
+    def __init__(self, ctx: ServiceContext, *, log: SessionLog, learning: Learning, writing: Writing):
+        super().__init__(ctx)
+        self.log, self.learning, self.writing = log, learning, writing
+
     def _capturing(self, what: str = "outcomes") -> bool:
         mode = self.settings.capture
         return mode != "off" and (what == "fixes" or mode == "outcomes")
@@ -65,11 +74,11 @@ class CaptureMixin(ServiceBase):
         self, session_id: str, tool: str, file: str, *, tool_use_id: str | None = None, now: datetime | None = None
     ) -> None:
         """The turn edited a file (PostToolUse of Edit, Write, MultiEdit, NotebookEdit)."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         if not self._capturing("fixes"):
             return
         with self.store.db.write():
-            self._session_event(
+            self.log.add(
                 sid, EDIT, iso(now or self.clock()), detail={"tool": tool, "file": file[:300], "tool_use_id": tool_use_id}
             )
 
@@ -90,16 +99,16 @@ class CaptureMixin(ServiceBase):
         in the session (seen at Stop) closes it as a fix. -> the attempt case, if one was made."""
         from .sessions import CHECK
 
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         if not self._capturing("fixes"):
             return None
-        events = self._events(sid)
+        events = self.log.events(sid)
         identity = cases.command_identity(command)
-        case = self._check_cases(sid, events, "fail", command, signature, calls or [], tool_use_id, now, identity=identity)
+        case = self.check_cases(sid, events, "fail", command, signature, calls or [], tool_use_id, now, identity=identity)
         detail = {"status": "fail", "command": command, "identity": identity,
                   "signature": signature, "tool_use_id": tool_use_id, "capture_only": True}
         with self.store.db.write():
-            self._session_event(sid, CHECK, iso(now or self.clock()), detail=detail)
+            self.log.add(sid, CHECK, iso(now or self.clock()), detail=detail)
         return case
 
     def session_stop(
@@ -115,7 +124,7 @@ class CaptureMixin(ServiceBase):
         again successfully after changes becomes a fix case; then what the turn tried becomes a
         pending case (None: nothing to keep). `calls`: the transcript's (tool_use id, tool,
         command or file), with prompt marks; `results`: whether each call succeeded."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         if not self._capturing("fixes"):
             return None
         self._close_failures(sid, calls, results or {}, now)
@@ -123,7 +132,7 @@ class CaptureMixin(ServiceBase):
             return None
         from .sessions import CHECK, TURN, _since_last
 
-        events = self._events(sid)
+        events = self.log.events(sid)
         turns = [e for e in events if e["kind"] == TURN]
         if not turns or not turns[-1]["detail"].get("ask"):
             return None
@@ -151,7 +160,7 @@ class CaptureMixin(ServiceBase):
                 "check": failed[-1]["detail"].get("command") if failed else None,
             }
         with self.store.db.write():
-            self._session_event(sid, PENDING, iso(now or self.clock()), detail=detail)
+            self.log.add(sid, PENDING, iso(now or self.clock()), detail=detail)
         return detail
 
     def _close_failures(self, sid: str, calls: list[Call], results: dict[str, bool], now: datetime | None) -> None:
@@ -159,7 +168,7 @@ class CaptureMixin(ServiceBase):
         closes each, as a fix when something changed in between."""
         from .sessions import CHECK
 
-        events = self._events(sid)
+        events = self.log.events(sid)
         last: dict[str, dict[str, Any]] = {}
         for e in events:
             if e["kind"] == CHECK:
@@ -173,12 +182,12 @@ class CaptureMixin(ServiceBase):
                            and cases.command_identity(c[2]) == identity), None)
             if passed is None:
                 continue
-            self._check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now, identity=identity)
+            self.check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now, identity=identity)
             with self.store.db.write():
-                self._session_event(sid, CHECK, iso(now or self.clock()), detail={
+                self.log.add(sid, CHECK, iso(now or self.clock()), detail={
                     "status": "pass", "command": d["command"], "identity": identity,
                     "tool_use_id": passed[0], "capture_only": True})
-            events = self._events(sid)
+            events = self.log.events(sid)
 
     def _turn_files(self, turn: list[dict[str, Any]], calls: list[Call]) -> list[str]:
         files = [e["detail"]["file"] for e in turn if e["kind"] == EDIT]
@@ -215,7 +224,7 @@ class CaptureMixin(ServiceBase):
             return e
         return None
 
-    def _resolve_pending(
+    def resolve_pending(
         self, sid: str, events: list[dict[str, Any]], label: str, value: float, via: str, now: datetime | None,
         *, last_turn_only: bool, case_id: str | None = None, credited: set[str] | None = None,
     ) -> str | None:
@@ -254,7 +263,7 @@ class CaptureMixin(ServiceBase):
                 now=when,
             )
         with self.store.db.write():
-            self._session_event(sid, CASE, iso(when), memory_ids=[mid] if mid else [],
+            self.log.add(sid, CASE, iso(when), memory_ids=[mid] if mid else [],
                                 detail={"pending": pending["seq"], "outcome": label, "origin": via})
         return mid
 
@@ -271,7 +280,7 @@ class CaptureMixin(ServiceBase):
 
     # --- error -> fix cases from checks -----------------------------------------------------------
 
-    def _check_cases(
+    def check_cases(
         self, sid: str, events: list[dict[str, Any]], status: str, check: str, signature: str | None,
         calls: list[Call], tool_use_id: str | None, now: datetime | None, *, identity: str | None = None,
     ) -> str | None:
@@ -331,7 +340,7 @@ class CaptureMixin(ServiceBase):
         )
         if mid:
             with self.store.db.write():
-                self._session_event(sid, CASE, iso(now or self.clock()), memory_ids=[mid],
+                self.log.add(sid, CASE, iso(now or self.clock()), memory_ids=[mid],
                                     detail={"origin": "check", "kind": kind, "outcome": label})
         return mid
 
@@ -350,7 +359,7 @@ class CaptureMixin(ServiceBase):
             return self._credit_case(existing["id"], label, value, ask, via, now)
         case = {"key": key, "kind": kind, "session": sid, "via": via, "worked": 0, "failed": 0, "partial": 0,
                 **{k: v for k, v in meta.items() if v}}
-        result = self.write_many(
+        result = self.writing.write_many(
             [{"content": text, "tags": ["case", kind], "memory_type": "case", "metadata": {"case": case},
               "source": "capture", "allow_duplicate": True, "_secrets": "redact", "_by": "capture",
               "_origin": {"session": sid, "tool": "claude-code hooks", "via": via}}],
@@ -374,7 +383,7 @@ class CaptureMixin(ServiceBase):
                 meta["case"] = case
                 self.store.update(memory_id, metadata=meta, updated_at=iso(now))
             concepts = extract_concepts(ask)[:16] or None
-            self.feedback([memory_id], outcome=value, query_concepts=concepts, source=f"capture:{via}", now=now)
+            self.learning.feedback([memory_id], outcome=value, query_concepts=concepts, source=f"capture:{via}", now=now)
         except MnemoError:  # deleted meanwhile
             return None
         return memory_id

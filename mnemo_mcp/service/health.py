@@ -4,8 +4,9 @@ SQLite finds damaged is beyond repair in place: `recovery.salvage` copies out wh
 
 from __future__ import annotations
 
-from ..models import DoctorReport, HealthCheck
-from .base import ServiceBase
+from ..models import DoctorReport, HealthCheck, StatsResult
+from .backups import Backups
+from .base import Part, ServiceContext, rnd
 
 REEMBED_BATCH = 64
 DAMAGED_ADVICE = [
@@ -15,7 +16,37 @@ DAMAGED_ADVICE = [
 ]
 
 
-class HealthMixin(ServiceBase):
+class Health(Part):
+    def __init__(self, ctx: ServiceContext, *, backups: Backups):
+        super().__init__(ctx)
+        self.backups = backups
+
+    def stats(self) -> StatsResult:
+        with self.store.db.read():
+            st = self.store.stats()
+            bound = (self.store.get_meta("embedding_model"), self.store.get_meta("embedding_dim"))
+            last = self.store.last_consolidation()
+        last_backup, backup_age, backup_count = self.backups.backup_status()
+        return StatsResult(
+            total=st["total"],
+            archived=st["archived"],
+            avg_valence=rnd(st["avg_valence"]),
+            avg_quality=rnd(st["avg_quality"]),
+            quality_histogram=st["quality_histogram"],
+            by_type=st["by_type"],
+            by_domain={(k or "(none)"): v for k, v in st["by_domain"].items()},
+            by_tier=st["by_tier"],
+            feedback_events=st["feedback_events"],
+            associations=st["associations"],
+            db_size_bytes=st["db_size_bytes"],
+            embedding_model=bound[0] or self.embedder.name,
+            embedding_dim=int(bound[1]) if bound[1] else self.embedder.dim,
+            last_consolidation=last["as_of"] if last else None,
+            last_backup=last_backup,
+            last_backup_age_hours=backup_age,
+            backups=backup_count,
+        )
+
     def doctor(self, repair: bool = False) -> DoctorReport:
         with self.store.db.read():
             problems = self.store.integrity_problems()

@@ -17,7 +17,7 @@ from ..models import (
     ValenceChange,
     preview,
 )
-from .base import ServiceBase, iso, rnd
+from .base import Part, iso, rnd
 
 # Pairs per memory in one Hebbian step: query concepts x memory concepts, bounded so one call
 # stays a few hundred row writes at most.
@@ -28,7 +28,7 @@ def _outcome(outcome: float | None) -> float | None:
     return None if outcome is None else validate.unit_number(outcome, "outcome", -1.0, 1.0)
 
 
-class LearningMixin(ServiceBase):
+class Learning(Part):
     # --- feedback ----------------------------------------------------------------------
 
     def feedback(
@@ -54,7 +54,7 @@ class LearningMixin(ServiceBase):
             raise InvalidInput("give an outcome (-1.0 failure .. 1.0 success), the response text, or both")
         concepts = validate.concepts(query_concepts)
         read_id = validate.read_id(read_id)
-        alignments = None if answer is None else self._align(refs, answer)
+        alignments = None if answer is None else self.align(refs, answer)
         return self._apply_feedback(refs, value, read_id, concepts, alignments, source, now)
 
     def feedback_aligned(
@@ -177,7 +177,7 @@ class LearningMixin(ServiceBase):
         )
         return ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6))
 
-    def _align(self, refs: list[str], answer: str, *, semantic: bool = True) -> dict[str, float]:
+    def align(self, refs: list[str], answer: str, *, semantic: bool = True) -> dict[str, float]:
         """Each memory's alignment with the answer's best-matching sentence: the mean of the
         semantic measure (cosine, mapped from the relevance floor to 1; a model that sees "100"
         and "120 requests per minute" as near-identical needs the words too) and the lexical one

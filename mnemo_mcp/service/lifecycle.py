@@ -11,7 +11,8 @@ from .. import validate
 from ..core import dedup, lifecycle, rules
 from ..core.text import fts_match_expression, query_words
 from ..models import ConsolidationReport, LifecycleChange, LifecycleResult, preview
-from .base import ServiceBase, iso
+from .base import Part, ServiceContext, iso
+from .trust import Trust
 
 if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
     import numpy as np
@@ -38,10 +39,14 @@ def _days(later: datetime, earlier: datetime) -> float:
     return (later - earlier).total_seconds() / 86400.0
 
 
-class LifecycleMixin(ServiceBase):
+class Lifecycle(Part):
+    def __init__(self, ctx: ServiceContext, *, trust: Trust):
+        super().__init__(ctx)
+        self.trust = trust
+
     # --- near-duplicates and supersede -------------------------------------------------
 
-    def _similar_live(
+    def similar_live(
         self, content: str, vector: np.ndarray, domain: str, exclude_rowid: int | None
     ) -> list[tuple[str, float]]:
         """Live memories of the same domain by cosine to `vector`, best first, among those that
@@ -68,7 +73,7 @@ class LifecycleMixin(ServiceBase):
         hits = [(ids[r]["id"], c) for r, c in cos.items() if r in ids]
         return sorted(hits, key=lambda h: (-h[1], h[0]))
 
-    def _supersede(self, old_ids: list[str], new_id: str, stamp: str) -> None:
+    def supersede(self, old_ids: list[str], new_id: str, stamp: str) -> None:
         for mid in old_ids:
             self.store.update(
                 mid,
@@ -177,7 +182,7 @@ class LifecycleMixin(ServiceBase):
         txn = self.store.db.read if dry_run else self.store.db.write
         if not dry_run:
             # Memories stored before provenance and quarantine existed are judged, a page at a time.
-            while self.assess_unchecked(now=as_of):
+            while self.trust.assess_unchecked(now=as_of):
                 pass
         with self.store.db.read():
             useful = self.store.useful_concepts(USEFUL_LINK)
@@ -288,7 +293,7 @@ class LifecycleMixin(ServiceBase):
                     vector = self.store.vector_of(row["rowid"])
                     if vector is None:
                         continue
-                    for other_id, sim in self._similar_live(row["content"], vector, row["domain"], row["rowid"]):
+                    for other_id, sim in self.similar_live(row["content"], vector, row["domain"], row["rowid"]):
                         if sim < MERGE_FLOOR:
                             break
                         if other_id in gone:

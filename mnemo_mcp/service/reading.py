@@ -14,7 +14,7 @@ from ..core.text import extract_concepts, fts_match_expression, query_words
 from ..errors import DiskFull
 from ..core.secrets import masked
 from ..models import MemoryItem, ReadResult
-from .base import GLOBAL_DOMAIN, ServiceBase, iso, rnd
+from .base import Part, iso, rnd
 
 if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
     import numpy as np
@@ -38,7 +38,7 @@ class Candidate:
     via: str | None = None  # that concept
 
 
-class ReadingMixin(ServiceBase):
+class Reading(Part):
     def read(
         self,
         query: str,
@@ -158,16 +158,6 @@ class ReadingMixin(ServiceBase):
             source=(row.get("provenance") or {}).get("by"),
             quarantined=(row.get("quarantine") or {}).get("reason") if row.get("quarantine") else None,
         )
-
-    def _read_scope(self, domain: str | None) -> list[str] | None:
-        """The domains a read searches: the one asked for; else, scoped to a project, that
-        project's memories plus global ones (domain 'global', or none); else every domain."""
-        if domain is not None:
-            return [domain]
-        project = self.settings.project
-        if project and self.settings.scope == "project":
-            return list(dict.fromkeys([project, GLOBAL_DOMAIN, ""]))
-        return None
 
     def _candidates(
         self,

@@ -17,10 +17,11 @@ from typing import Any
 from ..core import cases, lifecycle, reactions
 from ..errors import InvalidInput, MnemoError
 from ..models import SessionCredit, SessionPrompt
-from .base import iso
-from .capture import CaptureMixin, _redacted
+from .base import Part, ServiceContext, iso
+from .capture import Capture, _redacted
+from .learning import Learning
+from .session_log import SessionLog, session_id_of
 
-SESSION_EVENTS_KEPT = 50_000
 TURN, RECALL, CHECK, OUTCOME, ALIGN = "turn", "recall", "check", "outcome", "alignment"
 BACKGROUND, DIGEST, CLAIM = "background", "digest", "claim"
 # SessionStart sources whose context no longer holds an earlier digest.
@@ -53,27 +54,15 @@ def _turn_of(events: list[dict[str, Any]], seq: int) -> list[dict[str, Any]]:
     return out
 
 
-class SessionMixin(CaptureMixin):
-    def _session_event(self, session_id: str, kind: str, stamp: str, **fields: Any) -> int:
-        return self.store.add_session_event(
-            {"session_id": session_id, "kind": kind, "created_at": stamp, "read_id": fields.pop("read_id", None), **fields},
-            keep=SESSION_EVENTS_KEPT,
-        )
-
-    @staticmethod
-    def _session_id(session_id: Any) -> str:
-        if not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200:
-            raise InvalidInput("session_id must be the non-empty session_id string from Claude Code's hook input")
-        return session_id.strip()
-
-    def _events(self, sid: str) -> list[dict[str, Any]]:
-        with self.store.db.read():
-            return self.store.session_events(sid)
+class Sessions(Part):
+    def __init__(self, ctx: ServiceContext, *, log: SessionLog, learning: Learning, capture: Capture):
+        super().__init__(ctx)
+        self.log, self.learning, self.capture = log, learning, capture
 
     def session_claim(self, session_id: str, event: str, tool_use_id: str | None, *, now: datetime | None = None) -> bool:
         """First come for this tool call's event? Claude Code runs a hook once per `if` filter
         that matches (`pytest && mypy` twice), in parallel: only the first counts it."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         if not tool_use_id:
             return True
         with self.store.db.write():
@@ -82,7 +71,7 @@ class SessionMixin(CaptureMixin):
                 for e in self.store.session_events(sid)
             ):
                 return False
-            self._session_event(sid, CLAIM, iso(now or self.clock()), detail={"tool_use_id": tool_use_id, "event": event})
+            self.log.add(sid, CLAIM, iso(now or self.clock()), detail={"tool_use_id": tool_use_id, "event": event})
         return True
 
     def session_recall(
@@ -100,13 +89,13 @@ class SessionMixin(CaptureMixin):
         `relevance` (a read's own figures), those below the injection floor are left out: a
         memory the model was shown at relevance 0.005 did not guide the turn and takes no blame.
         -> the ids noted."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         floor = self.settings.inject_min_relevance
         ids = [m for m in dict.fromkeys(memory_ids) if relevance is None or relevance.get(m, 1.0) >= floor]
         if not ids:
             return []
         with self.store.db.write():
-            self._session_event(
+            self.log.add(
                 sid,
                 RECALL,
                 iso(now or self.clock()),
@@ -122,8 +111,8 @@ class SessionMixin(CaptureMixin):
         """A prompt the user typed: their reaction to the previous turn is credited to what that
         turn recalled, then a new turn starts. A prompt with the prompt_id of the current turn is
         not the user speaking (Claude Code's own messages within a turn): nothing happens."""
-        sid = self._session_id(session_id)
-        events = self._events(sid)
+        sid = session_id_of(session_id)
+        events = self.log.events(sid)
         if prompt_id:
             turns = [e for e in events if e["kind"] == TURN]
             if turns and turns[-1]["detail"].get("prompt_id") == prompt_id:
@@ -138,7 +127,7 @@ class SessionMixin(CaptureMixin):
                 reactions.PARTIAL: self.settings.outcome_partial,
             }[reaction.label]
             credit = self._react(sid, events, reaction.label, outcome, reaction.cue, now)
-            self._resolve_pending(
+            self.capture.resolve_pending(
                 sid, events, reaction.label, outcome, "reaction", now, last_turn_only=True, credited=set(credit.memory_ids)
             )
             turns = [e for e in events if e["kind"] == TURN]
@@ -162,14 +151,14 @@ class SessionMixin(CaptureMixin):
     ) -> None:
         """A new user prompt: what follows belongs to a new turn (`ask`: what it asks, kept for
         the turn's case while capture is on)."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         detail: dict[str, Any] = {"prompt_id": prompt_id} if prompt_id else {}
         if ask and self.settings.capture != "off":
             detail["ask"] = ask
             if signature:
                 detail["signature"] = signature
         with self.store.db.write():
-            self._session_event(sid, TURN, iso(now or self.clock()), detail=detail)
+            self.log.add(sid, TURN, iso(now or self.clock()), detail=detail)
 
     def session_react(
         self, session_id: str, label: str, outcome: float, cue: str | None, *, now: datetime | None = None
@@ -177,8 +166,8 @@ class SessionMixin(CaptureMixin):
         """The user's reaction to the previous turn: credit `outcome` to what that turn recalled.
         Call before `session_turn` for the new prompt. No previous turn (the session's first
         prompt) or nothing recalled in it: nothing changes."""
-        sid = self._session_id(session_id)
-        return self._react(sid, self._events(sid), label, outcome, cue, now)
+        sid = session_id_of(session_id)
+        return self._react(sid, self.log.events(sid), label, outcome, cue, now)
 
     def _react(
         self, sid: str, events: list[dict[str, Any]], label: str, outcome: float, cue: str | None, now: datetime | None
@@ -197,23 +186,23 @@ class SessionMixin(CaptureMixin):
         the turn, recorded so the reaction to this turn is credited by it, and the response-only
         link update (weights only, never valence). Lexical unless `semantic` (a process with the
         model loaded: the MCP server answering a hook)."""
-        sid = self._session_id(session_id)
-        turn = _since_last(self._events(sid), TURN)
+        sid = session_id_of(session_id)
+        turn = _since_last(self.log.events(sid), TURN)
         recalls = [e for e in turn if e["kind"] == RECALL]
         ids = list(dict.fromkeys(m for e in recalls for m in e["memory_ids"]))
         if not ids or not (response or "").strip():
             return {}
         try:
-            aligned = self._align(ids, response[: self.settings.max_response_chars], semantic=semantic)
+            aligned = self.learning.align(ids, response[: self.settings.max_response_chars], semantic=semantic)
         except MnemoError:  # every recalled memory was deleted meanwhile
             return {}
         for e in recalls:
             group = {m: aligned[m] for m in e["memory_ids"] if m in aligned}
             concepts = e["detail"].get("query_concepts") or None
             if group and concepts:
-                self.feedback_aligned(list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now)
+                self.learning.feedback_aligned(list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now)
         with self.store.db.write():
-            self._session_event(sid, ALIGN, iso(now or self.clock()), memory_ids=list(aligned), detail={"alignment": aligned})
+            self.log.add(sid, ALIGN, iso(now or self.clock()), memory_ids=list(aligned), detail={"alignment": aligned})
         return aligned
 
     def session_check(
@@ -234,9 +223,9 @@ class SessionMixin(CaptureMixin):
         belongs to its turn, however late its result comes. With capture on, the result also
         closes error -> fix cases (`signature` of a failure, `calls` of the transcript) and gives
         a pending case its outcome."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         s = self.settings
-        events = self._events(sid)
+        events = self.log.events(sid)
         stamp = iso(now or self.clock())
         credit: SessionCredit | None = None
         if status == "fail":
@@ -252,9 +241,9 @@ class SessionMixin(CaptureMixin):
             if open_failure is not None:
                 recalls = [e for e in events if e["kind"] == RECALL and e["seq"] > open_failure]
                 credit = self._credit(sid, recalls, s.check_pass_outcome, "check passed after a failure", "check", command, now)
-        case = self._check_cases(sid, events, status, command, signature, calls or [], tool_use_id, now)
+        case = self.capture.check_cases(sid, events, status, command, signature, calls or [], tool_use_id, now)
         label, value = ("worked", s.outcome_worked) if status == "pass" else ("failed", s.outcome_failed)
-        self._resolve_pending(sid, events, label, value, "check", now, last_turn_only=False, case_id=case)
+        self.capture.resolve_pending(sid, events, label, value, "check", now, last_turn_only=False, case_id=case)
         detail: dict[str, Any] = {"status": status, "command": command[:300], "identity": cases.check_identity(command)}
         if signature:
             detail["signature"] = signature
@@ -263,7 +252,7 @@ class SessionMixin(CaptureMixin):
         if started_seq is not None:
             detail["background"] = started_seq
         with self.store.db.write():
-            self._session_event(sid, CHECK, stamp, detail=detail)
+            self.log.add(sid, CHECK, stamp, detail=detail)
         return credit
 
     def session_background(
@@ -271,9 +260,9 @@ class SessionMixin(CaptureMixin):
     ) -> None:
         """A check went to the background: no result yet (its PostToolUse came at once, with
         empty output); the task notification will tell."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         with self.store.db.write():
-            self._session_event(
+            self.log.add(
                 sid,
                 BACKGROUND,
                 iso(now or self.clock()),
@@ -293,8 +282,8 @@ class SessionMixin(CaptureMixin):
         """A background task ended (Claude Code's task notification). When it is a check this
         session sent to the background, its exit status is the check's result, in the turn it was
         started in; a task that was stopped, or is not one of ours, says nothing."""
-        sid = self._session_id(session_id)
-        events = self._events(sid)
+        sid = session_id_of(session_id)
+        events = self.log.events(sid)
         started = next(
             (
                 e
@@ -316,15 +305,15 @@ class SessionMixin(CaptureMixin):
     def session_start(self, session_id: str, source: str | None, limit: int, *, now: datetime | None = None) -> list[dict] | None:
         """What a session should start with: the most useful memories in scope (possibly none),
         or None when its context still holds the digest given earlier (a resumed session)."""
-        sid = self._session_id(session_id)
+        sid = session_id_of(session_id)
         fresh = (source or "startup") in FRESH_CONTEXT
-        if not fresh and any(e["kind"] == DIGEST for e in self._events(sid)):
+        if not fresh and any(e["kind"] == DIGEST for e in self.log.events(sid)):
             return None
         with self.store.db.read():
             top = self.store.top_memories(self._read_scope(None), limit) if limit > 0 else []
         useful = [m for m in top if lifecycle.worth_a_digest(m["tier"], m["quality"], m["valence"])]
         with self.store.db.write():
-            self._session_event(
+            self.log.add(
                 sid, DIGEST, iso(now or self.clock()), memory_ids=[m["id"] for m in useful], detail={"source": source}
             )
         return useful
@@ -374,7 +363,7 @@ class SessionMixin(CaptureMixin):
             how = dict(outcome=outcome, query_concepts=concepts, source=f"hook:{source}", now=now)
             if weights:
                 how["alignments"] = weights
-            credit = self.feedback_aligned if weights else self.feedback
+            credit = self.learning.feedback_aligned if weights else self.learning.feedback
             try:
                 result = credit(ids, read_id=e["read_id"], **how)
             except InvalidInput:  # the read fell out of the bounded log: keep its concepts
@@ -383,7 +372,7 @@ class SessionMixin(CaptureMixin):
                 continue
             credited += [u.id for u in result.updated]
         with self.store.db.write():
-            self._session_event(
+            self.log.add(
                 sid,
                 OUTCOME,
                 iso(now or self.clock()),

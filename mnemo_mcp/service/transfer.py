@@ -4,22 +4,21 @@ model, or be kept as a readable copy."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .. import validate
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import ImportResult
+from .base import Part
 from .trust import quarantine_for
 
-if TYPE_CHECKING:
-    from .api import MemoryService
 
 EXPORT_FORMAT = "mnemo-export"
 EXPORT_VERSION = 1
 
 
-def export_records(svc: MemoryService) -> Iterator[dict[str, Any]]:
+def export_records(svc: Part) -> Iterator[dict[str, Any]]:
     """Every memory with its learned state, then feedback events, links: one JSON object each."""
     with svc.store.db.read():
         bound = svc.store.bound_model()
@@ -41,7 +40,7 @@ def export_records(svc: MemoryService) -> Iterator[dict[str, Any]]:
     for c in cues:
         yield {"type": "cue", **c}
 
-def import_records(svc: MemoryService, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
+def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
     """Load an export. Memories already present (same id) are kept as they are."""
     added = skipped = n_events = n_assoc = n_cues = 0
     pending: list[dict[str, Any]] = []
@@ -98,7 +97,7 @@ def import_records(svc: MemoryService, records: Iterable[dict[str, Any]], batch:
         memories_added=added, memories_skipped=skipped, feedback_events=n_events, associations=n_assoc, context_links=n_cues
     )
 
-def _import_memory(svc: MemoryService, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
+def _import_memory(svc: Part, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
     s = svc.settings
     try:
         text = normalize_content(validate.content(rec["content"], s))
@@ -139,3 +138,13 @@ def _import_memory(svc: MemoryService, rec: dict[str, Any], lineno: int) -> dict
     if content_id(text) != m["id"]:
         raise InvalidInput(f"record {lineno}: id does not match the SHA-256 of its content; the export was altered")
     return m
+
+
+class Transfer(Part):
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Every memory with its learned state, then feedback events and links: JSON objects."""
+        return export_records(self)
+
+    def import_records(self, records: Iterable[dict[str, Any]], *, batch: int = 64) -> ImportResult:
+        """Load an export; memories already present (same id) are kept as they are."""
+        return import_records(self, records, batch)

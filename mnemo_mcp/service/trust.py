@@ -17,7 +17,7 @@ from .. import validate
 from ..core.injection import assess
 from ..errors import InvalidInput
 from ..models import ReleaseResult, preview
-from .base import ServiceBase, iso
+from .base import Part, iso
 
 PEOPLE = ("cli", "dashboard")  # who may release a quarantined note
 ASSESS_PAGE = 500
@@ -28,7 +28,7 @@ def quarantine_for(text: str, stamp: str) -> dict[str, Any] | None:
     return {"reason": verdict.reason, "at": stamp} if verdict.flagged else None
 
 
-class TrustMixin(ServiceBase):
+class Trust(Part):
     def release(self, memory_id: str, *, by: str, now: datetime | None = None) -> ReleaseResult:
         """A person judged a quarantined note safe to inject: it takes part in injection again.
         Not exposed as an MCP tool: the model must not release what might be steering it."""
