@@ -271,7 +271,7 @@ def report(svc: MemoryService, read_id: str, judged: list[tuple[str, int]], volu
             svc.feedback(ids, outcome=outcome, read_id=read_id)
             volume["feedback_calls"] += 1
     for mid, j in judged:
-        svc.rate(mid, j)
+        svc.rate(mid, rating=j)
         volume["rate_calls"] += 1
     volume["reported_pos"] += len(pos)
     volume["reported_neg"] += len(neg)

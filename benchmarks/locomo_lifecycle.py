@@ -157,7 +157,7 @@ def user_report(svc: MemoryService, read_id: str, ids: list[str], gold: set[str]
     elif seen:
         svc.feedback(seen, outcome=-1.0, read_id=read_id, now=now)
     for m in seen:
-        svc.rate(m, 1 if m in gold else -1, now=now)
+        svc.rate(m, rating=1 if m in gold else -1, now=now)
 
 
 def run_units(units: list[Unit], workers: int) -> list[dict[str, Any]]:

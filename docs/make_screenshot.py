@@ -83,7 +83,7 @@ def build(db: Path, embedder, today: datetime) -> MemoryService:
         if key == "deploy":
             continue  # written later, as the correction of deploy_old
         domain = "global" if key in ("lint", "tz") else None
-        ids[key] = svc.write(text, tags, kind, domain=domain, now=start + timedelta(hours=i)).id
+        ids[key] = svc.write(text, tags=tags, memory_type=kind, domain=domain, now=start + timedelta(hours=i)).id
     for day, query, keys, outcome, ratings in SESSIONS:
         when = start + timedelta(days=day, hours=10)
         read = svc.read(query, top_k=3, now=when)
@@ -91,14 +91,14 @@ def build(db: Path, embedder, today: datetime) -> MemoryService:
         if outcome is not None and used:
             svc.feedback(used, outcome, read_id=read.read_id, now=when + timedelta(minutes=20))
         for key, rating, reason in ratings:
-            svc.rate(ids[key], rating, reason, now=when + timedelta(minutes=25))
+            svc.rate(ids[key], rating=rating, reason=reason, now=when + timedelta(minutes=25))
         if day == 8:
             ids["deploy"] = svc.write(
-                MEMORIES[7][1], MEMORIES[7][2], MEMORIES[7][3], supersedes=[ids["deploy_old"]], now=when + timedelta(minutes=30)
+                MEMORIES[7][1], tags=MEMORIES[7][2], memory_type=MEMORIES[7][3], supersedes=[ids["deploy_old"]], now=when + timedelta(minutes=30)
             ).id
         if day in (20, 41):
             svc.consolidate(now=when + timedelta(hours=8))
-    svc.archive(ids["env"], "project moved to the Stripe CLI fixtures", now=today - timedelta(days=2))
+    svc.archive(ids["env"], reason="project moved to the Stripe CLI fixtures", now=today - timedelta(days=2))
     return svc
 
 

@@ -215,10 +215,10 @@ def _run(args: argparse.Namespace) -> int:
             meta = json.loads(args.metadata) if args.metadata else None
             r = svc.write(
                 content,
-                args.tag,
-                args.memory_type,
-                meta,
-                args.domain,
+                tags=args.tag,
+                memory_type=args.memory_type,
+                metadata=meta,
+                domain=args.domain,
                 supersedes=args.supersedes,
                 allow_duplicate=args.allow_duplicate,
                 source=args.source,
@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
             )
             _print(r, args.json, _human_kv)
         elif cmd == "read":
-            r = svc.read(args.query, args.top_k, args.tag, args.domain, args.min_relevance, args.include_archived, args.expand)
+            r = svc.read(args.query, top_k=args.top_k, tags=args.tag, domain=args.domain, min_relevance=args.min_relevance, include_archived=args.include_archived, expand_associations=args.expand)
             _print(r, args.json, _human_read)
         elif cmd == "consolidate":
             now = _parse_now(args.now) if args.now else None
@@ -236,7 +236,7 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "restore":
             _print(svc.restore(args.memory_id), args.json, _human_kv)
         elif cmd == "archive":
-            _print(svc.archive(args.memory_id, args.reason), args.json, _human_kv)
+            _print(svc.archive(args.memory_id, reason=args.reason), args.json, _human_kv)
         elif cmd == "feedback":
             r = svc.feedback(
                 args.memory_ids,
@@ -248,7 +248,7 @@ def _run(args: argparse.Namespace) -> int:
             )
             _print(r, args.json, _human_kv)
         elif cmd == "rate":
-            _print(svc.rate(args.memory_id, args.rating, args.reason), args.json, _human_kv)
+            _print(svc.rate(args.memory_id, rating=args.rating, reason=args.reason), args.json, _human_kv)
         elif cmd == "quality":
             _print(svc.quality(args.memory_id), args.json, _human_kv)
         elif cmd == "stats":

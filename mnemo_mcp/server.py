@@ -225,7 +225,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         with tool_errors():
             svc = service_of(ctx)
             result = svc.write(
-                content, tags, memory_type, metadata, domain, supersedes=supersedes, allow_duplicate=allow_duplicate, by="mcp"
+                content, tags=tags, memory_type=memory_type, metadata=metadata, domain=domain, supersedes=supersedes, allow_duplicate=allow_duplicate, by="mcp"
             )
         if result.created and svc.upkeep_due_after_write():
             state_of(ctx).consolidate_in_background()
@@ -261,7 +261,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         ] = None,
     ) -> ReadResult:
         with tool_errors():
-            return service_of(ctx).read(query, top_k, tags, domain, min_relevance, include_archived, expand_associations)
+            return service_of(ctx).read(query, top_k=top_k, tags=tags, domain=domain, min_relevance=min_relevance, include_archived=include_archived, expand_associations=expand_associations)
 
     @server.tool(
         name="memory_feedback",
@@ -313,7 +313,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         reason: Annotated[str | None, Field(description="Why, in a few words (kept in the rating history).")] = None,
     ) -> RateResult:
         with tool_errors():
-            return service_of(ctx).rate(memory_id, rating, reason)
+            return service_of(ctx).rate(memory_id, rating=rating, reason=reason)
 
     @server.tool(
         name="get_memory_quality",

@@ -34,7 +34,7 @@ def make_store(path: Path, n: int = 60) -> dict[str, tuple]:
         svc.feedback(ids[::5], outcome=1.0, query_concepts=["service", "step"])
         svc.feedback(ids[1::7], outcome=-1.0, query_concepts=["detail"])
         for mid in ids[::11]:
-            svc.rate(mid, 1, "right")
+            svc.rate(mid, rating=1, reason="right")
         return state_of(svc)
     finally:
         svc.close()

@@ -171,3 +171,17 @@ def test_service_parts_are_composed_and_use_peers_only_through_public_methods(mo
         and n.value.attr != "ctx"
     ]
     assert not private, private
+
+
+def test_the_facade_takes_keyword_arguments_after_the_subject(hash_service):
+    """A reordered parameter cannot miswire a caller: at most the subject is positional."""
+    import inspect
+
+    public = {n: v for n, v in vars(hash_service).items() if callable(v) and not n.startswith("_")}
+    assert len(public) > 40
+    positional = {
+        name: names
+        for name, fn in public.items()
+        if len(names := [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]) > 1
+    }
+    assert not positional, positional

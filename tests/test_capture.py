@@ -35,7 +35,7 @@ def captured(svc: MemoryService):
 
 
 def turn(svc, sid, prompt, minute, pid=None):
-    return svc.session_user_prompt(sid, prompt, prompt_id=pid or f"{sid}-{minute}", now=at(minute))
+    return svc.session_user_prompt(sid, prompt=prompt, prompt_id=pid or f"{sid}-{minute}", now=at(minute))
 
 
 def calls(*commands: str, start: int = 0) -> list[tuple[str, str, str]]:
@@ -114,9 +114,9 @@ def test_a_write_that_changes_a_fact_is_stored_and_names_the_memory_it_updates(s
 
 def first_turn(svc, sid="s1", minute=0):
     turn(svc, sid, ASK, minute)
-    svc.session_check(sid, "fail", "pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_0",
+    svc.session_check(sid, status="fail", command="pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_0",
                       calls=calls("pytest -q"), now=at(minute + 1))
-    return svc.session_stop(sid, WRONG, [("", "prompt", ""), *calls("pytest -q", "pip install --force-reinstall httpx")],
+    return svc.session_stop(sid, answer=WRONG, calls=[("", "prompt", ""), *calls("pytest -q", "pip install --force-reinstall httpx")],
                             now=at(minute + 2))
 
 
@@ -157,7 +157,7 @@ def test_the_next_reaction_makes_the_pending_case_a_memory_with_its_outcome(svc,
 def test_a_later_check_after_the_turns_changes_judges_the_pending_case(svc):
     first_turn(svc)
     turn(svc, "s1", "ok run it again", 5)  # not a reaction
-    svc.session_check("s1", "fail", "pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_9",
+    svc.session_check("s1", status="fail", command="pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_9",
                       calls=calls("pytest -q", "pip install --force-reinstall httpx", "pytest -q"), now=at(6))
     kinds = {c.tags[1]: c for c in captured(svc)}
     assert "attempt" in kinds and kinds["attempt"].valence < 0  # the change did not help
@@ -166,16 +166,16 @@ def test_a_later_check_after_the_turns_changes_judges_the_pending_case(svc):
 def test_a_check_that_fails_then_passes_after_changes_makes_a_fix_case(svc):
     first_turn(svc)
     turn(svc, "s1", "still failing, same error", 5)
-    svc.session_edit("s1", "Edit", ".envrc", now=at(6))
+    svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
     transcript = [("", "prompt", ""), *calls("pytest -q", "pip install --force-reinstall httpx"),
                   ("", "prompt", ""), *calls("source .venv/bin/activate", "pytest -q", start=2)]
-    svc.session_check("s1", "pass", "pytest -q", tool_use_id="toolu_3", calls=transcript, now=at(7))
+    svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3", calls=transcript, now=at(7))
     fix = next(c for c in captured(svc) if "fix" in c.tags)
     assert fix.content.startswith("`pytest -q` failed with `") and "fixed by editing .envrc; running `source .venv/bin/activate`" in fix.content
     assert "force-reinstall" not in fix.content  # that was the attempt the user said failed
     assert fix.valence > 0
     # The user's thanks adds to the same case instead of making another one.
-    svc.session_stop("s1", FIX, transcript, now=at(8))
+    svc.session_stop("s1", answer=FIX, calls=transcript, now=at(8))
     turn(svc, "s1", "that worked, thanks!", 9)
     assert [c.feedback_count for c in captured(svc) if "fix" in c.tags] == [2]
 
@@ -184,10 +184,10 @@ def test_the_same_fix_captured_again_merges_into_one_case(svc):
     for n, sid in enumerate(("s1", "s2")):
         base = 100 * n
         turn(svc, sid, "pytest fails on import", base)
-        svc.session_check(sid, "fail", "pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_0",
+        svc.session_check(sid, status="fail", command="pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_0",
                           calls=calls("pytest -q"), now=at(base + 1))
-        svc.session_edit(sid, "Edit", ".envrc", now=at(base + 2))
-        svc.session_check(sid, "pass", "pytest -q", tool_use_id="toolu_1", calls=calls("pytest -q", "pytest -q"),
+        svc.session_edit(sid, tool="Edit", file=".envrc", now=at(base + 2))
+        svc.session_check(sid, status="pass", command="pytest -q", tool_use_id="toolu_1", calls=calls("pytest -q", "pytest -q"),
                           now=at(base + 3))
     (fix,) = [c for c in captured(svc) if "fix" in c.tags]
     assert fix.feedback_count == 2 and fix.valence > 0.3
@@ -196,8 +196,8 @@ def test_the_same_fix_captured_again_merges_into_one_case(svc):
 def test_a_failing_check_recalls_what_worked_before_what_did_not(svc):
     first_turn(svc)
     turn(svc, "s1", "still failing, same error", 5)
-    svc.session_edit("s1", "Edit", ".envrc", now=at(6))
-    svc.session_check("s1", "pass", "pytest -q", tool_use_id="toolu_3",
+    svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
+    svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3",
                       calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
                       now=at(7))
     again = cases.error_signature(FAIL.replace("test_get", "test_post"))
@@ -211,7 +211,7 @@ def test_captured_text_is_redacted_whatever_the_secrets_setting(tmp_path):
                         HashEmbedder())
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     turn(svc, "s1", f"deploy fails, my token is {token}", 0)
-    svc.session_stop("s1", f"Run `gh auth login --with-token {token}` again.", [("", "prompt", "")], now=at(1))
+    svc.session_stop("s1", answer=f"Run `gh auth login --with-token {token}` again.", calls=[("", "prompt", "")], now=at(1))
     turn(svc, "s1", "that worked", 2)
     (case,) = captured(svc)
     assert token not in case.content and "[REDACTED" in case.content
@@ -224,8 +224,8 @@ def test_capture_off_keeps_nothing_and_fixes_mode_keeps_only_what_a_check_proved
                                      auto_backup=False), HashEmbedder())
         first_turn(svc)
         turn(svc, "s1", "still failing, same error", 5)
-        svc.session_edit("s1", "Edit", ".envrc", now=at(6))
-        svc.session_check("s1", "pass", "pytest -q", tool_use_id="toolu_3",
+        svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
+        svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3",
                           calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
                           now=at(7))
         assert {c.tags[1] for c in captured(svc)} == expected
@@ -235,11 +235,11 @@ def test_capture_off_keeps_nothing_and_fixes_mode_keeps_only_what_a_check_proved
 def test_a_failing_command_that_is_no_check_is_closed_as_a_fix_when_the_transcript_shows_it_pass(svc):
     turn(svc, "s1", "docker compose up api dies at startup", 0)
     err = "api-1  | sqlalchemy.exc.OperationalError: connection to server at \"127.0.0.1\", port 5432 failed: Connection refused"
-    svc.session_failure("s1", "docker compose up api", cases.error_signature(err), tool_use_id="toolu_0",
+    svc.session_failure("s1", command="docker compose up api", signature=cases.error_signature(err), tool_use_id="toolu_0",
                         calls=calls("docker compose up api"), now=at(1))
-    svc.session_edit("s1", "Edit", "docker-compose.yml", now=at(2))
+    svc.session_edit("s1", tool="Edit", file="docker-compose.yml", now=at(2))
     history = [("", "prompt", ""), *calls("docker compose up api", "docker compose up api")]
-    svc.session_stop("s1", "Point the api at `db`, not localhost.", history, {"toolu_0": False, "toolu_1": True}, now=at(3))
+    svc.session_stop("s1", answer="Point the api at `db`, not localhost.", calls=history, results={"toolu_0": False, "toolu_1": True}, now=at(3))
     (fix,) = [c for c in captured(svc) if "fix" in c.tags]
     assert "fixed by editing docker-compose.yml" in fix.content
     assert svc.stats().feedback_events == 1  # no memory was blamed for a command that is no test

@@ -23,7 +23,7 @@ def _worker(db: str, seed: int, rounds: int, errors) -> None:
         for i in range(rounds):
             r = svc.read("shared memory", top_k=2)
             svc.feedback(ids, outcome=rng.choice([-1.0, -0.5, 0.5, 1.0]), read_id=r.read_id)
-            svc.rate(ids[i % 2], rng.choice([-1, 1]))
+            svc.rate(ids[i % 2], rating=rng.choice([-1, 1]))
             svc.write(f"process {seed} note {i}", allow_duplicate=True)  # near-identical on purpose
     except Exception as err:  # reported to the parent: any error here fails the test
         errors.put(f"{seed}: {type(err).__name__}: {err}")

@@ -29,11 +29,11 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 def _write_demo(svc: MemoryService) -> dict[str, str]:
     ids = {
-        "backoff": svc.write("Retry webhook deliveries with exponential backoff and a dead-letter table.", ["webhooks"], "pattern").id,
-        "signature": svc.write("Verify the webhook signature on the raw body before parsing JSON.", ["webhooks", "stripe"], "gotcha").id,
-        "uv": svc.write("Use uv to install Python versions and pin them in .python-version.", ["python"]).id,
-        "script": svc.write(SCRIPT, ["security"]).id,
-        "img": svc.write(IMG, ['"><b>x</b>']).id,
+        "backoff": svc.write("Retry webhook deliveries with exponential backoff and a dead-letter table.", tags=["webhooks"], memory_type="pattern").id,
+        "signature": svc.write("Verify the webhook signature on the raw body before parsing JSON.", tags=["webhooks", "stripe"], memory_type="gotcha").id,
+        "uv": svc.write("Use uv to install Python versions and pin them in .python-version.", tags=["python"]).id,
+        "script": svc.write(SCRIPT, tags=["security"]).id,
+        "img": svc.write(IMG, tags=['"><b>x</b>']).id,
     }
     return ids
 
@@ -236,8 +236,8 @@ def test_script_in_a_memory_is_shown_as_escaped_text_on_every_page(client, ids):
 
 
 def test_search_lists_memories_in_the_order_read_returns_without_recording_a_read(client, svc, ids):
-    svc.rate(ids["signature"], 1)
-    expected = [it.id for it in svc.read("webhook retry signature", 10, record=False).items]
+    svc.rate(ids["signature"], rating=1)
+    expected = [it.id for it in svc.read("webhook retry signature", top_k=10, record=False).items]
     html = client.get("/?q=webhook+retry+signature&k=10").text
     shown = re.findall(r'<article class="mem[^"]*" id="m-[0-9a-f]+" data-id="([0-9a-f]+)"', html)
     assert shown == expected and len(shown) >= 3
@@ -263,10 +263,10 @@ def test_filters_by_tag_type_tier_and_archived(client, svc, ids):
 
 
 def test_detail_shows_ratings_outcomes_concepts_and_supersede_links(client, svc, ids):
-    read = svc.read("webhook retry backoff", 3)
+    read = svc.read("webhook retry backoff", top_k=3)
     svc.feedback([ids["backoff"]], outcome=1.0, read_id=read.read_id)
     svc.feedback([ids["backoff"]], outcome=-0.5)
-    svc.rate(ids["backoff"], 1, "saved the launch")
+    svc.rate(ids["backoff"], rating=1, reason="saved the launch")
     new = svc.write("Retry webhook deliveries with backoff; after 8 failures page the on-call.", supersedes=[ids["backoff"]]).id
     html = client.get(f"/memory/{ids['backoff']}").text
     assert "saved the launch" in html and "+1.00" in html and "-0.50" in html
@@ -279,7 +279,7 @@ def test_detail_shows_ratings_outcomes_concepts_and_supersede_links(client, svc,
 
 def test_analytics_draws_its_charts_as_inline_svg(client, svc, ids):
     svc.feedback([ids["uv"]], outcome=1.0)
-    svc.rate(ids["uv"], -1)
+    svc.rate(ids["uv"], rating=-1)
     html = client.get("/analytics").text
     for title in ("live memories by quality", "live memories by valence", "outcome reports and ratings per day", "live memories by tier", "live memories by type"):
         assert f'aria-label="{title}' in html, title
@@ -292,7 +292,7 @@ def test_a_refresh_shows_what_another_process_wrote(client, tmp_path, ids):
     try:
         mid = other.write("Written by an MCP server while the dashboard was open.").id
         assert f'data-id="{mid}"' in client.get("/").text
-        other.rate(mid, 1)
+        other.rate(mid, rating=1)
         assert "thumb up on" in client.get("/").text
     finally:
         other.close()
@@ -392,7 +392,7 @@ def test_browser_search_shows_the_order_memory_read_returns(page, live):
     with page.expect_navigation():
         page.get_by_role("button", name="Search").click()
     shown = page.locator("article.mem").evaluate_all("els => els.map(e => e.dataset.id)")
-    expected = [it.id for it in svc.read(query, 10, record=False).items]
+    expected = [it.id for it in svc.read(query, top_k=10, record=False).items]
     assert shown == expected and len(shown) >= 2
 
 

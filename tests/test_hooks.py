@@ -220,7 +220,7 @@ def test_session_start_says_mnemo_is_there_and_offers_only_proven_memories(env, 
     assert text == INTRO  # nothing proven yet: only the line saying how to call mnemo
     assert "memory_read" in text and "ToolSearch" in text
     for _ in range(3):
-        store.rate(store.ids["webhook"], 1, "right")
+        store.rate(store.ids["webhook"], rating=1, reason="right")
         store.feedback([store.ids["webhook"]], outcome=1.0)
     text = context_of(hook(env, "SessionStart", {**start, "session_id": "s-3"}))
     assert text.startswith(INTRO) and store.ids["webhook"][:12] in text
@@ -348,7 +348,7 @@ def test_memories_a_models_memory_read_returned_below_the_floor_take_no_blame(en
 
 def test_resume_does_not_repeat_the_digest_but_clear_and_compact_bring_it_back(env, project, store):
     for _ in range(3):
-        store.rate(store.ids["webhook"], 1, "right")
+        store.rate(store.ids["webhook"], rating=1, reason="right")
     start = real("SessionStart-startup", project)
     assert store.ids["webhook"][:12] in context_of(hook(env, "SessionStart", start))
     resumed = hook(env, "SessionStart", real("SessionStart-resume", project))

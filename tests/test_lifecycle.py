@@ -67,7 +67,7 @@ def test_unused_memory_is_archived_after_its_window_and_used_one_is_kept(svc):
 def test_archived_memory_is_found_with_include_archived_and_restored_with_its_learning(svc):
     mid = svc.write("Run database migrations before restarting the web workers.", now=day(0)).id
     svc.feedback([mid], outcome=1.0, query_concepts=["migration"], now=day(1))
-    svc.archive(mid, "testing", now=day(2))
+    svc.archive(mid, reason="testing", now=day(2))
     assert mid not in _live_ids(svc, "database migrations")
     found = svc.read("database migrations", include_archived=True, record=False).items
     assert found[0].id == mid and found[0].archived is True
@@ -115,7 +115,7 @@ def _prove(svc: MemoryService, mid: str, query: str, times: int, start: float) -
         r = svc.read(query, top_k=1, now=day(start + i))
         assert r.items[0].id == mid
         svc.feedback([mid], outcome=1.0, read_id=r.read_id, now=day(start + i))
-        svc.rate(mid, 1, "right", now=day(start + i))
+        svc.rate(mid, rating=1, reason="right", now=day(start + i))
 
 
 def test_memory_climbs_working_history_pattern_and_the_tier_shows(svc):
@@ -141,7 +141,7 @@ def test_pattern_is_never_archived_automatically_and_drops_back_when_it_stops_he
     assert late.counts["archived"] == 0 and not svc.quality(mid).archived
     for i in range(6):
         svc.feedback([mid], outcome=-1.0, now=day(1501 + i))
-        svc.rate(mid, -1, "outdated", now=day(1501 + i))
+        svc.rate(mid, rating=-1, reason="outdated", now=day(1501 + i))
     demoted = svc.consolidate(now=day(1510))
     assert [(c.id, c.tier) for c in demoted.demoted] == [(mid, "history")]
 
@@ -199,7 +199,7 @@ def test_consolidation_merges_near_duplicates_written_before_the_check(settings,
         a = legacy.write("Restart the worker after changing celery settings.", tags=["celery"], now=day(0)).id
         b = legacy.write("Restart the worker after changing the celery settings.", tags=["ops"], now=day(1)).id
         legacy.feedback([b], outcome=1.0, query_concepts=["celery"], now=day(2))
-        legacy.rate(a, 1, "works", now=day(2))
+        legacy.rate(a, rating=1, reason="works", now=day(2))
     finally:
         legacy.close()
     svc = _clocked(settings, real_embedder)

@@ -37,7 +37,7 @@ def svc(tmp_path):
     service = MemoryService(Settings(db=tmp_path / "r.db"), HashEmbedder())
     ids = [service.write(t, allow_duplicate=True).id for t in TEXTS]
     service.feedback(ids[:2], outcome=1.0, query_concepts=["service"])
-    service.rate(ids[2], -1, "stale")
+    service.rate(ids[2], rating=-1, reason="stale")
     service.ids = ids
     yield service
     service.close()

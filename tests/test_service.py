@@ -91,7 +91,7 @@ def test_learned_signals_cannot_lift_unrelated_memory_above_near_exact_match(ser
     for _ in range(10):
         r = service.read(query, top_k=2)
         service.feedback([unrelated], outcome=1.0, read_id=r.read_id)
-        service.rate(unrelated, 1)
+        service.rate(unrelated, rating=1)
         service.feedback([exact], outcome=-1.0)
     final = service.read(query, top_k=2)
     assert final.items[0].id == exact
@@ -105,7 +105,7 @@ def test_quality_boost_off_gives_pure_relevance_order(tmp_path, real_embedder):
     ids = _webhooks(svc)
     r = svc.read("webhook retry")
     svc.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=r.read_id)
-    svc.rate(ids[RETRY_BACKOFF], 1)
+    svc.rate(ids[RETRY_BACKOFF], rating=1)
     again = svc.read("webhook retry")
     assert [it.score for it in again.items] == [it.relevance for it in again.items]
     assert again.items[0].id == ids[RETRY_DROP]
@@ -116,8 +116,8 @@ def test_thumbs_up_raises_quality_and_thumbs_down_lowers_it(hash_service):
     a = hash_service.write("alpha memory").id
     b = hash_service.write("beta memory").id
     assert hash_service.quality(a).quality_score == 0.5
-    up = hash_service.rate(a, 1, reason="correct")
-    down = hash_service.rate(b, -1, reason="outdated")
+    up = hash_service.rate(a, rating=1, reason="correct")
+    down = hash_service.rate(b, rating=-1, reason="outdated")
     assert up.quality_score > 0.5 > down.quality_score
     assert up.rating_count == 1
     report = hash_service.quality(a)
@@ -127,7 +127,7 @@ def test_thumbs_up_raises_quality_and_thumbs_down_lowers_it(hash_service):
 
 def test_rating_is_stored_in_metadata_json(hash_service):
     mid = hash_service.write("gamma memory", metadata={"source": "test"}).id
-    hash_service.rate(mid, -1, reason="wrong")
+    hash_service.rate(mid, rating=-1, reason="wrong")
     with hash_service.store.db.read():
         meta = hash_service.store.get(mid)["metadata"]
     assert meta["source"] == "test"
@@ -143,7 +143,7 @@ def test_valence_quality_and_ratings_survive_restart(settings, real_embedder):
     ids = _webhooks(svc)
     r = svc.read("webhook retry")
     svc.feedback([ids[RETRY_BACKOFF]], outcome=1.0, read_id=r.read_id)
-    svc.rate(ids[RETRY_BACKOFF], 1)
+    svc.rate(ids[RETRY_BACKOFF], rating=1)
     order = _ids(svc.read("webhook retry", top_k=3))
     before = svc.quality(ids[RETRY_BACKOFF])
     svc.close()
@@ -237,7 +237,7 @@ def test_ids_accept_unique_prefix_and_reject_ambiguous_one(hash_service):
                    "updated_at": "2026-01-01T00:00:00+00:00"}
             hash_service.store.insert(row, vec)
     with pytest.raises(AmbiguousId) as err:
-        hash_service.rate("abcdef01", 1)
+        hash_service.rate("abcdef01", rating=1)
     assert all(t in str(err.value) for t in twins)
     assert hash_service.quality(twins[1][:9]).rating_count == 0
 
@@ -295,7 +295,7 @@ def test_export_then_import_reproduces_the_store(tmp_path):
     ids = [src.write(f"export memory {i}", tags=["x"], metadata={"i": i}).id for i in range(5)]
     r = src.read("export memory")
     src.feedback(ids[:2], outcome=1.0, read_id=r.read_id)
-    src.rate(ids[3], -1, reason="meh")
+    src.rate(ids[3], rating=-1, reason="meh")
     src.write("export memory corrected", supersedes=[ids[4]], source="hook")
     with src.store.db.write():
         src.store.update(ids[0], tier="pattern")

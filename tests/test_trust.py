@@ -92,7 +92,7 @@ def test_a_hostile_note_is_stored_as_written_flagged_and_returned_with_its_reaso
 
 def test_only_a_person_releases_a_quarantined_note(svc):
     mid = svc.write(HOSTILE).id
-    svc.rate(mid, 1, "looks right")  # what the model could do through rate_memory
+    svc.rate(mid, rating=1, reason="looks right")  # what the model could do through rate_memory
     svc.feedback([mid], outcome=1.0)
     svc.write(HOSTILE)  # written again: merged, still flagged
     assert svc.quality(mid).quarantine is not None

@@ -94,7 +94,7 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
             svc.session_task_done(sid, task_id=n.task_id, tool_use_id=n.tool_use_id, outcome=n.outcome, signature=signature)
         return None
     prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
-    if not svc.session_user_prompt(sid, prompt, prompt_id=prompt_id).new_turn:
+    if not svc.session_user_prompt(sid, prompt=prompt, prompt_id=prompt_id).new_turn:
         return None
     query = prompt[:QUERY_CHARS]
     if settings.inject_tokens <= 0 or not query.strip():
@@ -112,7 +112,7 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
         items.sort(key=lambda it: it.memory_type == "case" and cases.case_standing(it.valence) == cases.FAILED)
     if not items:
         return None
-    svc.session_recall(sid, [it.id for it in items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject")
+    svc.session_recall(sid, memory_ids=[it.id for it in items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject")
     header = f"mnemo memories for this prompt (memory_feedback read_id {r.read_id}):"
     return context("UserPromptSubmit", digest(header, [_line(it) for it in items], settings.inject_tokens))
 
@@ -153,24 +153,24 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
         kind = is_check(settings, payload)
         if kind is None:
             return _other_failure(settings, svc, payload) if failed else None
-        if not svc.session_claim(sid, "failure" if failed else "success", payload.get("tool_use_id")):
+        if not svc.session_claim(sid, event="failure" if failed else "success", tool_use_id=payload.get("tool_use_id")):
             return None
         task = None if failed else events.background_task(payload)
         if task is not None:
-            svc.session_background(sid, kind, task_id=task or None, tool_use_id=payload.get("tool_use_id"))
+            svc.session_background(sid, command=kind, task_id=task or None, tool_use_id=payload.get("tool_use_id"))
             return None
         status = checks.outcome_of(payload.get("tool_response") if not failed else payload, failed)
         if status is None:
             return None
         signature = cases.error_signature(str(payload.get("error") or "")) if status == "fail" else None
         calls = events.tool_calls(payload) if settings.capture != "off" else []
-        svc.session_check(sid, status, kind, signature=signature, tool_use_id=payload.get("tool_use_id"), calls=calls)
+        svc.session_check(sid, status=status, command=kind, signature=signature, tool_use_id=payload.get("tool_use_id"), calls=calls)
         if status == "fail":
             return _recurrence(settings, svc, sid, signature)
     elif tool in events.EDIT_TOOLS and not failed:
         file = events.edited_file(payload.get("tool_input"), payload.get("cwd"))
         if file:
-            svc.session_edit(sid, tool, file, tool_use_id=payload.get("tool_use_id"))
+            svc.session_edit(sid, tool=tool, file=file, tool_use_id=payload.get("tool_use_id"))
     elif MEMORY_READ.match(tool) and not failed:
         result = events.read_result(payload.get("tool_response"))
         items = events.recalled_items(result) if result else []
@@ -178,7 +178,7 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
             return None
         svc.session_recall(
             sid,
-            [mid for mid, _ in items],
+            memory_ids=[mid for mid, _ in items],
             relevance={mid: rel for mid, rel in items if rel is not None},
             read_id=result["read_id"],
             query_concepts=result.get("query_concepts"),
@@ -194,9 +194,9 @@ def _other_failure(settings: Settings, svc, payload: dict[str, Any]) -> str | No
         return None
     sid, command = payload["session_id"], (payload.get("tool_input") or {}).get("command") or ""
     signature = cases.error_signature(str(payload.get("error") or ""))
-    if not signature or not svc.session_claim(sid, "failure", payload.get("tool_use_id")):
+    if not signature or not svc.session_claim(sid, event="failure", tool_use_id=payload.get("tool_use_id")):
         return None
-    svc.session_failure(sid, " ".join(command.split())[:300], signature, tool_use_id=payload.get("tool_use_id"),
+    svc.session_failure(sid, command=" ".join(command.split())[:300], signature=signature, tool_use_id=payload.get("tool_use_id"),
                         calls=events.tool_calls(payload))
     return _recurrence(settings, svc, sid, signature)
 
@@ -206,7 +206,7 @@ def _recurrence(settings: Settings, svc, sid: str, signature: str | None) -> str
     found = svc.cases_for(signature, not_from=sid) if signature else []
     if not found:
         return None
-    svc.session_recall(sid, [m["id"] for m in found], source="recurrence")
+    svc.session_recall(sid, memory_ids=[m["id"] for m in found], source="recurrence")
     header = "mnemo: this failure was seen before; what worked for it first:"
     lines = [(m["id"], _label("case", m["tier"], m["valence"]), m["content"]) for m in found]
     return context("PostToolUseFailure", digest(header, lines, settings.inject_tokens * 2))
@@ -215,7 +215,7 @@ def _recurrence(settings: Settings, svc, sid: str, signature: str | None) -> str
 def on_session_start(settings: Settings, svc, payload: dict[str, Any]) -> str | None:
     if settings.session_start_tokens <= 0:
         return None
-    useful = svc.session_start(payload["session_id"], payload.get("source"), settings.session_start_items)
+    useful = svc.session_start(payload["session_id"], source=payload.get("source"), limit=settings.session_start_items)
     if useful is None:
         return None
     items = [(m["id"], f"{m['tier']}, valence {m['valence']:+.2f}", m["content"]) for m in useful]
@@ -227,9 +227,9 @@ def on_session_start(settings: Settings, svc, payload: dict[str, Any]) -> str | 
 def on_stop(settings: Settings, svc, payload: dict[str, Any], semantic: bool) -> None:
     answer = events.last_answer(payload)
     if answer.strip():
-        svc.session_response(payload["session_id"], answer, semantic=semantic)
+        svc.session_response(payload["session_id"], response=answer, semantic=semantic)
     if settings.capture != "off":
-        svc.session_stop(payload["session_id"], answer, events.tool_calls(payload), events.call_results(payload))
+        svc.session_stop(payload["session_id"], answer=answer, calls=events.tool_calls(payload), results=events.call_results(payload))
 
 
 def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semantic: bool) -> str | None:

@@ -108,7 +108,7 @@ class MemoryService:
         """Whether a write just made automatic upkeep due: enough writes since the last
         consolidation, or a backup older than its interval (the interval consolidation is
         checked when a server starts)."""
-        return self._lifecycle.consolidation_due(now) == "writes" or self._backups.backup_due(now)
+        return self._lifecycle.consolidation_due(now=now) == "writes" or self._backups.backup_due(now=now)
 
     def close(self) -> None:
         self.ctx.close()

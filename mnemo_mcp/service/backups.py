@@ -44,7 +44,7 @@ class Backups(Part):
         folder = self.settings.backup_folder
         return [] if folder is None else backups.list_backups(folder, Path(self.settings.db))
 
-    def backup_status(self, now: datetime | None = None) -> tuple[str | None, float | None, int]:
+    def backup_status(self, *, now: datetime | None = None) -> tuple[str | None, float | None, int]:
         """(time of the newest backup, its age in hours, how many are kept)."""
         found = self.list_backups()
         if not found:
@@ -53,7 +53,7 @@ class Backups(Part):
         age = ((now or self.clock()) - newest).total_seconds() / 3600.0
         return iso(newest), round(max(age, 0.0), 2), len(found)
 
-    def backup_due(self, now: datetime | None = None) -> bool:
+    def backup_due(self, *, now: datetime | None = None) -> bool:
         s = self.settings
         if not s.auto_backup or s.backup_folder is None:
             return False
@@ -62,10 +62,10 @@ class Backups(Part):
             return True
         return ((now or self.clock()) - found[0][0]).total_seconds() / 3600.0 >= s.backup_interval_hours
 
-    def maybe_backup(self, now: datetime | None = None) -> BackupResult | None:
+    def maybe_backup(self, *, now: datetime | None = None) -> BackupResult | None:
         """Take the automatic backup if one is due and no other process is taking it (safe to
         call from every server). It never writes to the database: its claim is a file."""
-        if not self.backup_due(now):
+        if not self.backup_due(now=now):
             return None
         with self.store.db.read():
             if self.store.memory_count() == 0:
@@ -77,7 +77,7 @@ class Backups(Part):
         if held is None:
             return None
         try:
-            if not self.backup_due(now):  # another process finished one while we looked
+            if not self.backup_due(now=now):  # another process finished one while we looked
                 return None
             return self._take_backup(now or self.clock())
         finally:

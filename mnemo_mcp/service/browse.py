@@ -218,7 +218,7 @@ class Browse(Part):
             return BrowsePage(items=[_memory_row(r) for r in rows], total=total, offset=offset, limit=limit, scope=domains)
         result = self.reading.read(
             query,
-            min(limit, self.settings.max_top_k),
+            top_k=min(limit, self.settings.max_top_k),
             tags=tag_filter,
             domain=domain or None,
             include_archived=archived != "live",

@@ -71,7 +71,7 @@ class Capture(Part):
         return mode != "off" and (what == "fixes" or mode == "outcomes")
 
     def session_edit(
-        self, session_id: str, tool: str, file: str, *, tool_use_id: str | None = None, now: datetime | None = None
+        self, session_id: str, *, tool: str, file: str, tool_use_id: str | None = None, now: datetime | None = None
     ) -> None:
         """The turn edited a file (PostToolUse of Edit, Write, MultiEdit, NotebookEdit)."""
         sid = session_id_of(session_id)
@@ -87,9 +87,8 @@ class Capture(Part):
     def session_failure(
         self,
         session_id: str,
-        command: str,
+        *, command: str,
         signature: str,
-        *,
         tool_use_id: str | None = None,
         calls: list[Call] | None = None,
         now: datetime | None = None,
@@ -114,10 +113,9 @@ class Capture(Part):
     def session_stop(
         self,
         session_id: str,
-        answer: str,
+        *, answer: str,
         calls: list[Call],
         results: dict[str, bool] | None = None,
-        *,
         now: datetime | None = None,
     ) -> dict[str, Any] | None:
         """The end of a turn. A command that failed (no check: no hook saw it pass) and ran
@@ -389,7 +387,7 @@ class Capture(Part):
         return memory_id
 
     def cases_for(
-        self, signature: str | None, limit: int | None = None, *, not_from: str | None = None
+        self, signature: str | None, *, limit: int | None = None, not_from: str | None = None
     ) -> list[dict[str, Any]]:
         """The stored cases for a failure like this one (signatures alike: the same failure on
         another day lists other paths and line numbers) in scope: what worked first, then what

@@ -47,7 +47,7 @@ class Health(Part):
             backups=backup_count,
         )
 
-    def doctor(self, repair: bool = False) -> DoctorReport:
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
         with self.store.db.read():
             problems = self.store.integrity_problems()
         if problems:

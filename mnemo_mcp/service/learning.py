@@ -305,7 +305,7 @@ class Learning(Part):
 
     # --- ratings and quality -----------------------------------------------------------
 
-    def rate(self, memory_id: str, rating: int, reason: str | None = None, *, now: datetime | None = None) -> RateResult:
+    def rate(self, memory_id: str, *, rating: int, reason: str | None = None, now: datetime | None = None) -> RateResult:
         ref = validate.memory_ref(memory_id)
         value = validate.rating(rating)
         if reason is not None:

@@ -85,7 +85,7 @@ class Lifecycle(Part):
 
     # --- archive and restore -----------------------------------------------------------
 
-    def archive(self, memory_id: str, reason: str | None = None, *, now: datetime | None = None) -> LifecycleResult:
+    def archive(self, memory_id: str, *, reason: str | None = None, now: datetime | None = None) -> LifecycleResult:
         ref = validate.memory_ref(memory_id)
         why = "archived by request"
         if reason is not None:
@@ -124,7 +124,7 @@ class Lifecycle(Part):
 
     # --- consolidation -------------------------------------------------------------------
 
-    def consolidation_due(self, now: datetime | None = None) -> str | None:
+    def consolidation_due(self, *, now: datetime | None = None) -> str | None:
         """Why an automatic consolidation should run now ('interval' or 'writes'), or None."""
         s = self.settings
         if not s.auto_consolidate:
@@ -142,10 +142,10 @@ class Lifecycle(Part):
             return "writes"
         return None
 
-    def maybe_consolidate(self, now: datetime | None = None) -> ConsolidationReport | None:
+    def maybe_consolidate(self, *, now: datetime | None = None) -> ConsolidationReport | None:
         """Run consolidation if it is due and no other process is running it (safe to call from
         every server and often: the claim is taken in a write transaction)."""
-        trigger = self.consolidation_due(now)
+        trigger = self.consolidation_due(now=now)
         if trigger is None:
             return None
         wall = iso(self.clock())
@@ -160,7 +160,7 @@ class Lifecycle(Part):
             with self.store.db.write():
                 self.store.set_meta("consolidation_claim", "")
 
-    def consolidate(self, dry_run: bool = False, *, now: datetime | None = None, trigger: str = "manual") -> ConsolidationReport:
+    def consolidate(self, *, dry_run: bool = False, now: datetime | None = None, trigger: str = "manual") -> ConsolidationReport:
         """One pass over the store as of `now`: refresh the consolidation part of quality, move
         tiers, archive what outlived its retention window, merge near-duplicates, decay links.
         With dry_run nothing is written and the report is the same."""

@@ -59,7 +59,7 @@ class Sessions(Part):
         super().__init__(ctx)
         self.log, self.learning, self.capture = log, learning, capture
 
-    def session_claim(self, session_id: str, event: str, tool_use_id: str | None, *, now: datetime | None = None) -> bool:
+    def session_claim(self, session_id: str, *, event: str, tool_use_id: str | None, now: datetime | None = None) -> bool:
         """First come for this tool call's event? Claude Code runs a hook once per `if` filter
         that matches (`pytest && mypy` twice), in parallel: only the first counts it."""
         sid = session_id_of(session_id)
@@ -77,8 +77,7 @@ class Sessions(Part):
     def session_recall(
         self,
         session_id: str,
-        memory_ids: list[str],
-        *,
+        *, memory_ids: list[str],
         relevance: dict[str, float] | None = None,
         read_id: str | None = None,
         query_concepts: list[str] | None = None,
@@ -106,7 +105,7 @@ class Sessions(Part):
         return ids
 
     def session_user_prompt(
-        self, session_id: str, prompt: str, *, prompt_id: str | None = None, now: datetime | None = None
+        self, session_id: str, *, prompt: str, prompt_id: str | None = None, now: datetime | None = None
     ) -> SessionPrompt:
         """A prompt the user typed: their reaction to the previous turn is credited to what that
         turn recalled, then a new turn starts. A prompt with the prompt_id of the current turn is
@@ -161,7 +160,7 @@ class Sessions(Part):
             self.log.add(sid, TURN, iso(now or self.clock()), detail=detail)
 
     def session_react(
-        self, session_id: str, label: str, outcome: float, cue: str | None, *, now: datetime | None = None
+        self, session_id: str, *, label: str, outcome: float, cue: str | None, now: datetime | None = None
     ) -> SessionCredit:
         """The user's reaction to the previous turn: credit `outcome` to what that turn recalled.
         Call before `session_turn` for the new prompt. No previous turn (the session's first
@@ -180,7 +179,7 @@ class Sessions(Part):
         return self._credit(sid, [e for e in turn if e["kind"] == RECALL], outcome, label, "prompt", cue, now)
 
     def session_response(
-        self, session_id: str, response: str, *, semantic: bool = False, now: datetime | None = None
+        self, session_id: str, *, response: str, semantic: bool = False, now: datetime | None = None
     ) -> dict[str, float]:
         """The assistant's answer for this turn: how closely it followed each memory recalled in
         the turn, recorded so the reaction to this turn is credited by it, and the response-only
@@ -208,9 +207,8 @@ class Sessions(Part):
     def session_check(
         self,
         session_id: str,
-        status: str,
+        *, status: str,
         command: str,
-        *,
         signature: str | None = None,
         tool_use_id: str | None = None,
         calls: list[tuple[str, str, str]] | None = None,
@@ -256,7 +254,7 @@ class Sessions(Part):
         return credit
 
     def session_background(
-        self, session_id: str, command: str, *, task_id: str | None, tool_use_id: str | None, now: datetime | None = None
+        self, session_id: str, *, command: str, task_id: str | None, tool_use_id: str | None, now: datetime | None = None
     ) -> None:
         """A check went to the background: no result yet (its PostToolUse came at once, with
         empty output); the task notification will tell."""
@@ -298,11 +296,11 @@ class Sessions(Part):
         if any(e["kind"] == CHECK and e["detail"].get("background") == started["seq"] for e in events):
             return None  # this task's result was taken already
         return self.session_check(
-            sid, outcome, started["detail"]["command"], signature=signature,
+            sid, status=outcome, command=started["detail"]["command"], signature=signature,
             tool_use_id=started["detail"].get("tool_use_id"), started_seq=started["seq"], now=now,
         )
 
-    def session_start(self, session_id: str, source: str | None, limit: int, *, now: datetime | None = None) -> list[dict] | None:
+    def session_start(self, session_id: str, *, source: str | None, limit: int, now: datetime | None = None) -> list[dict] | None:
         """What a session should start with: the most useful memories in scope (possibly none),
         or None when its context still holds the digest given earlier (a resumed session)."""
         sid = session_id_of(session_id)

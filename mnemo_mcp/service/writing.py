@@ -28,11 +28,10 @@ class Writing(Part):
     def write(
         self,
         content: str,
-        tags: list[str] | None = None,
+        *, tags: list[str] | None = None,
         memory_type: str = "note",
         metadata: dict[str, Any] | None = None,
         domain: str | None = None,
-        *,
         supersedes: list[str] | None = None,
         allow_duplicate: bool = False,
         source: str = "write",

@@ -217,10 +217,10 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
                         rating = int(str(form.get("rating", "")))
                     except ValueError:
                         raise InvalidInput("rating must be 1, 0 or -1") from None
-                    result = await call(service.rate, mid, rating, str(form.get("reason") or "") or None)
+                    result = await call(service.rate, mid, rating=rating, reason=str(form.get("reason") or "") or None)
                     flash = {1: "rated-up", -1: "rated-down"}.get(rating, "rated-neutral")
                 elif kind == "archive":
-                    result = await call(service.archive, mid, "archived from the dashboard")
+                    result = await call(service.archive, mid, reason="archived from the dashboard")
                     flash = "archived"
                 elif kind == "restore":
                     result = await call(service.restore, mid)
