@@ -202,8 +202,7 @@ class Browse(Part):
         query = (query or "").strip() or None
         if query is None:
             with self.store.db.read():
-                rows, total = sql.list_memories(
-                    self.store.conn,
+                rows, total = self.store.memories_page(
                     domains=domains,
                     archived=archived,
                     tags=tag_filter,
@@ -225,7 +224,7 @@ class Browse(Part):
             record=False,
         )
         with self.store.db.read():
-            rows = sql.rows_by_ids(self.store.conn, [it.id for it in result.items])
+            rows = self.store.rows_by_ids([it.id for it in result.items])
         items = [
             _memory_row(rows[it.id], it.relevance, it.score)
             for it in result.items
@@ -242,7 +241,7 @@ class Browse(Part):
 
     def browse_facets(self) -> Facets:
         with self.store.db.read():
-            return Facets(**sql.facets(self.store.conn))
+            return Facets(**self.store.facets())
 
     def browse_memory(self, memory_id: str, *, feedback_limit: int = 500) -> MemoryDetail:
         """Everything about one memory: content, metadata, ratings, outcomes, learned links."""
@@ -252,11 +251,11 @@ class Browse(Part):
             row = self.store.get(mid)
             if row is None:  # deleted by another process a moment ago
                 raise NotFound(f"no memory has id {mid}")
-            events, total = sql.feedback_events(self.store.conn, mid, feedback_limit)
-            cues = sql.cues_of(self.store.conn, mid)
-            links = sql.associations_of(self.store.conn, row["concepts"])
+            events, total = self.store.feedback_page(mid, feedback_limit)
+            cues = self.store.cues_of(mid)
+            links = self.store.associations_of(row["concepts"])
             related = [i for i in [row["superseded_by"], *report.supersedes] if i]
-            shown = sql.previews(self.store.conn, related)
+            shown = self.store.previews(related)
 
         def ref(i: str) -> MemoryRef:
             content, archived = shown.get(i, (None, False))
@@ -294,11 +293,10 @@ class Browse(Part):
         today = (now or self.clock()).date()
         first = today - timedelta(days=max(1, days) - 1)
         with self.store.db.read():
-            conn = self.store.conn
-            quality = sql.quality_histogram(conn)
-            valence = sql.valence_histogram(conn)
-            by_day = sql.feedback_by_day(conn, first.isoformat())
-            tier_type = [TierTypeCount(tier=t, memory_type=m, live=lv, archived=ar) for t, m, lv, ar in sql.counts_by_tier_and_type(conn)]
+            quality = self.store.quality_histogram()
+            valence = self.store.valence_histogram()
+            by_day = self.store.feedback_by_day(first.isoformat())
+            tier_type = [TierTypeCount(tier=t, memory_type=m, live=lv, archived=ar) for t, m, lv, ar in self.store.counts_by_tier_and_type()]
         activity = []
         for i in range((today - first).days + 1):
             day = (first + timedelta(days=i)).isoformat()

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import apsw
 
+from .rows import SELECT_MEMORIES, decode_row
+
 _KEY = "json_extract(m.metadata, '$.case.key')"
 _SIGNATURE = "json_extract(m.metadata, '$.case.signature')"
 
@@ -17,10 +19,8 @@ class CaseQueries:
 
     def case_by_key(self, key: str) -> dict[str, Any] | None:
         """The case memory (live or archived) captured under `key`."""
-        from .store import _SELECT, _row
-
-        row = self.conn.execute(_SELECT + f" WHERE m.memory_type = 'case' AND {_KEY} = ? LIMIT 1", (key,)).fetchone()
-        return _row(row) if row else None
+        row = self.conn.execute(SELECT_MEMORIES + f" WHERE m.memory_type = 'case' AND {_KEY} = ? LIMIT 1", (key,)).fetchone()
+        return decode_row(row) if row else None
 
     def case_signatures(self, domains: list[str] | None, limit: int) -> list[tuple[str, str]]:
         """(id, error signature) of the newest live cases that answer a failing check."""

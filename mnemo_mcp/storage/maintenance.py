@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from .rows import json_list
+
 if TYPE_CHECKING:
     import numpy as np
 
     from .db import Database
-
-
-def _json_list(values) -> str:
-    return json.dumps(list(values))
 
 
 class MaintenanceQueries:
@@ -28,7 +26,7 @@ class MaintenanceQueries:
         self.conn.execute(
             "INSERT INTO session_events(session_id, kind, memory_ids, read_id, detail, created_at) "
             "VALUES (:session_id, :kind, :memory_ids, :read_id, :detail, :created_at)",
-            {**event, "memory_ids": _json_list(event.get("memory_ids", [])), "detail": json.dumps(event.get("detail", {}))},
+            {**event, "memory_ids": json_list(event.get("memory_ids", [])), "detail": json.dumps(event.get("detail", {}))},
         )
         seq = self.conn.last_insert_rowid()
         self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (seq - keep,))

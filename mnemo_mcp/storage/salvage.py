@@ -25,7 +25,8 @@ import apsw
 
 from ..core.text import content_id
 from .db import _vec_extension, table_names
-from .store import MEMORY_COLUMNS, Store
+from .rows import MEMORY_COLUMNS
+from .store import Store
 
 log = logging.getLogger(__name__)
 

@@ -9,77 +9,20 @@ from typing import TYPE_CHECKING, Any, Iterable
 import apsw
 
 from ..errors import AmbiguousId, ModelMismatch, NotFound
+from .browse import BrowseQueries
 from .cases import CaseQueries
 from .db import Database
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
+from .rows import HAS_A_TAG, MEMORY_COLUMNS, SELECT_MEMORIES, decode_row, encode, in_list, json_list, pack_vector
 
-MEMORY_COLUMNS = (
-    "rowid",
-    "id",
-    "content",
-    "memory_type",
-    "domain",
-    "tags",
-    "metadata",
-    "concepts",
-    "valence",
-    "quality",
-    "access_count",
-    "retrieval_count",
-    "reciprocal_rank_sum",
-    "feedback_count",
-    "archived",
-    "created_at",
-    "updated_at",
-    "last_accessed_at",
-    "tier",
-    "source",
-    "superseded_by",
-    "archived_at",
-    "archive_reason",
-    "provenance",
-    "quarantine",
-)
-_JSON_COLUMNS = ("tags", "metadata", "concepts", "provenance")
-_NULLABLE_JSON = ("quarantine",)
-_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
 MIN_PREFIX = 8
-
-
-def _row(values: tuple) -> dict[str, Any]:
-    row = dict(zip(MEMORY_COLUMNS, values))
-    for c in _JSON_COLUMNS:
-        row[c] = json.loads(row[c])
-    for c in _NULLABLE_JSON:
-        row[c] = json.loads(row[c]) if row[c] else None
-    row["archived"] = bool(row["archived"])
-    return row
-
 
 if TYPE_CHECKING:  # imported where vectors are handled: hook processes never need numpy
     import numpy as np
 
 
-def _encode(column: str, value: Any) -> Any:
-    if column in _JSON_COLUMNS:
-        return json.dumps(value)
-    if column in _NULLABLE_JSON:
-        return None if value is None else json.dumps(value)
-    return value
-
-
-def _vec(vector: np.ndarray) -> bytes:
-    import numpy as np
-
-    return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-def _json_list(values: Iterable[Any]) -> str:
-    return json.dumps(list(values))
-
-
-class Store(MaintenanceQueries, CaseQueries):
+class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
     def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
         self.db = Database(path, busy_timeout_ms)
         try:
@@ -146,8 +89,8 @@ class Store(MaintenanceQueries, CaseQueries):
     # --- memories ------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(_SELECT + " WHERE m.id = ?", (memory_id,)).fetchone()
-        return _row(row) if row else None
+        row = self.conn.execute(SELECT_MEMORIES + " WHERE m.id = ?", (memory_id,)).fetchone()
+        return decode_row(row) if row else None
 
     def resolve(self, id_or_prefix: str) -> str:
         """A full id, or a unique prefix of at least MIN_PREFIX hex characters -> the full id."""
@@ -175,9 +118,9 @@ class Store(MaintenanceQueries, CaseQueries):
         if not ids:
             return {}
         rows = self.conn.execute(
-            _SELECT + " WHERE m.rowid IN (SELECT value FROM json_each(?))", (_json_list(ids),)
+            SELECT_MEMORIES + " WHERE m.rowid IN (SELECT value FROM json_each(?))", (json_list(ids),)
         )
-        return {r[0]: _row(r) for r in rows}
+        return {r[0]: decode_row(r) for r in rows}
 
     def scoring_rows(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
         """Just what ranking needs of each candidate (no content, no JSON parsing)."""
@@ -189,20 +132,20 @@ class Store(MaintenanceQueries, CaseQueries):
             "SELECT rowid, id, valence, quality, feedback_count, "
             "coalesce(json_extract(metadata, '$.rating_count'), 0), created_at, quarantine IS NOT NULL FROM memories "
             "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (_json_list(ids),),
+            (json_list(ids),),
         )
         return {r[0]: dict(zip(cols, r[1:])) for r in rows}
 
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
-        values = [_encode(c, row[c]) for c in cols]
+        values = [encode(c, row[c]) for c in cols]
         self.conn.execute(
             f"INSERT INTO memories({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
         )
         rowid = self.conn.last_insert_rowid()
         self.conn.execute(
             "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (?, ?, ?, ?)",
-            (rowid, _vec(vector), int(row.get("archived", False)), row.get("domain", "")),
+            (rowid, pack_vector(vector), int(row.get("archived", False)), row.get("domain", "")),
         )
         return rowid
 
@@ -213,7 +156,7 @@ class Store(MaintenanceQueries, CaseQueries):
         if unknown or "rowid" in fields or "id" in fields:
             raise ValueError(f"not updatable memory columns: {sorted(unknown | ({'rowid', 'id'} & set(fields)))}")
         sets = ", ".join(f"{c} = ?" for c in fields)
-        values = [_encode(c, v) for c, v in fields.items()]
+        values = [encode(c, v) for c, v in fields.items()]
         self.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*values, memory_id))
         if "archived" in fields or "domain" in fields:
             self.conn.execute(
@@ -234,8 +177,8 @@ class Store(MaintenanceQueries, CaseQueries):
         return True
 
     def all_memories(self) -> Iterable[dict[str, Any]]:
-        for r in self.conn.execute(_SELECT + " ORDER BY m.rowid"):
-            yield _row(r)
+        for r in self.conn.execute(SELECT_MEMORIES + " ORDER BY m.rowid"):
+            yield decode_row(r)
 
     # --- search --------------------------------------------------------------------------
 
@@ -244,39 +187,31 @@ class Store(MaintenanceQueries, CaseQueries):
         toks = self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
         return [t[2] for t in toks]
 
-    @staticmethod
-    def _domain_params(domains: list[str] | None) -> tuple[str, dict[str, str]]:
-        """`IN (:d0, :d1, ...)` and its parameters (vec0 takes IN over literal values only)."""
-        params = {f"d{i}": d for i, d in enumerate(domains or [])}
-        return "(" + ", ".join(f":{k}" for k in params) + ")", params
-
     @classmethod
     def _filters(cls, domains: list[str] | None, include_archived: bool, tags: list[str] | None) -> list[str]:
         """SQL conditions on `memories m` for the read filters (named parameters :d<i>, :tags)."""
         clauses = []
         if domains is not None:
-            clauses.append("m.domain IN " + cls._domain_params(domains)[0])
+            clauses.append("m.domain IN " + in_list(domains)[0])
         if not include_archived:
             clauses.append("m.archived = 0")
         if tags:
-            clauses.append(
-                "EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN (SELECT value FROM json_each(:tags)))"
-            )
+            clauses.append(HAS_A_TAG)
         return clauses
 
     def knn(
         self, vector: np.ndarray, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
     ) -> list[tuple[int, float]]:
         """Nearest memories by cosine distance; filters are applied inside the KNN query."""
-        in_list, dparams = self._domain_params(domains)
-        params: dict[str, Any] = {"v": _vec(vector), "k": k, "tags": _json_list(tags or []), **dparams}
+        in_domains, dparams = in_list(domains or [])
+        params: dict[str, Any] = {"v": pack_vector(vector), "k": k, "tags": json_list(tags or []), **dparams}
         where = ["embedding MATCH :v", "k = :k"]
         if tags:
             allowed = " AND ".join(self._filters(domains, include_archived, tags))
             where.append(f"rowid IN (SELECT m.rowid FROM memories m WHERE {allowed})")
         else:
             if domains is not None:
-                where.append("domain IN " + in_list)
+                where.append("domain IN " + in_domains)
             if not include_archived:
                 where.append("archived = 0")
         sql = "SELECT rowid, distance FROM memory_vectors WHERE " + " AND ".join(where)
@@ -291,7 +226,7 @@ class Store(MaintenanceQueries, CaseQueries):
             return {}
         if few:
             out = {}
-            v = _vec(vector)
+            v = pack_vector(vector)
             for rowid in ids:
                 row = self.conn.execute(
                     "SELECT vec_distance_cosine(embedding, ?) FROM memory_vectors WHERE rowid = ?", (v, rowid)
@@ -302,7 +237,7 @@ class Store(MaintenanceQueries, CaseQueries):
         rows = self.conn.execute(
             "SELECT rowid, vec_distance_cosine(embedding, ?) FROM memory_vectors "
             "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (_vec(vector), _json_list(ids)),
+            (pack_vector(vector), json_list(ids)),
         )
         return {r: 1.0 - d for r, d in rows}
 
@@ -316,7 +251,7 @@ class Store(MaintenanceQueries, CaseQueries):
         tags: list[str] | None,
     ) -> list[tuple[int, float]]:
         """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
-        params: dict[str, Any] = {"q": match, "k": k, "tags": _json_list(tags or []), **self._domain_params(domains)[1]}
+        params: dict[str, Any] = {"q": match, "k": k, "tags": json_list(tags or []), **in_list(domains or [])[1]}
         # The full-text match drives the query and the filters are checked on the joined row:
         # `rowid IN (filter subquery)` made SQLite rescan the filter per match (80 ms at 1k rows).
         where = ["f.memories_fts MATCH :q", *self._filters(domains, include_archived, tags)]
@@ -332,7 +267,7 @@ class Store(MaintenanceQueries, CaseQueries):
         counts = dict(
             self.conn.execute(
                 "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
-                (_json_list(tokens),),
+                (json_list(tokens),),
             )
         )
         return total, {t: counts.get(t, 0) for t in tokens}
@@ -347,7 +282,7 @@ class Store(MaintenanceQueries, CaseQueries):
         rows = self.conn.execute(
             "SELECT memory_id, concept, value FROM cues WHERE memory_id IN (SELECT value FROM json_each(?)) "
             "AND concept IN (SELECT value FROM json_each(?))",
-            (_json_list(memory_ids), _json_list(concepts)),
+            (json_list(memory_ids), json_list(concepts)),
         )
         for mid, concept, value in rows:
             out.setdefault(mid, {})[concept] = value
@@ -440,11 +375,11 @@ class Store(MaintenanceQueries, CaseQueries):
 
     def memories_after(self, rowid: int, limit: int) -> list[dict[str, Any]]:
         """A page of memories in rowid order (consolidation walks the store page by page)."""
-        return [_row(r) for r in self.conn.execute(_SELECT + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))]
+        return [decode_row(r) for r in self.conn.execute(SELECT_MEMORIES + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))]
 
     def without_provenance(self, limit: int) -> list[dict[str, Any]]:
         """Memories stored before provenance existed (schema 5), oldest first."""
-        return [_row(r) for r in self.conn.execute(_SELECT + " WHERE m.provenance = '{}' ORDER BY m.rowid LIMIT ?", (limit,))]
+        return [decode_row(r) for r in self.conn.execute(SELECT_MEMORIES + " WHERE m.provenance = '{}' ORDER BY m.rowid LIMIT ?", (limit,))]
 
     def max_rowid(self) -> int:
         return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
@@ -460,7 +395,7 @@ class Store(MaintenanceQueries, CaseQueries):
         rows = self.conn.execute(
             "SELECT memory_id, count(*) FROM feedback_events WHERE outcome > 0 "
             "AND memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id",
-            (_json_list(memory_ids),),
+            (json_list(memory_ids),),
         )
         return dict(rows)
 
@@ -488,7 +423,7 @@ class Store(MaintenanceQueries, CaseQueries):
             "  UNION ALL SELECT b, a, weight * (1 + valence) / 2 FROM associations WHERE b IN q AND weight >= :w) "
             "SELECT src, dst, max(strength) AS s FROM l WHERE dst NOT IN q GROUP BY dst "
             "ORDER BY s DESC, dst LIMIT :n",
-            {"cs": _json_list(concepts), "w": min_weight, "n": limit},
+            {"cs": json_list(concepts), "w": min_weight, "n": limit},
         )
         return [(a, b, w) for a, b, w in rows]
 
@@ -551,14 +486,14 @@ class Store(MaintenanceQueries, CaseQueries):
 
     def top_memories(self, domains: list[str] | None, limit: int) -> list[dict[str, Any]]:
         """Live memories, patterns first, then by quality and valence: what a session starts with."""
-        in_list, params = self._domain_params(domains)
-        where = "m.archived = 0 AND m.quarantine IS NULL" + (f" AND m.domain IN {in_list}" if domains is not None else "")
+        in_domains, params = in_list(domains or [])
+        where = "m.archived = 0 AND m.quarantine IS NULL" + (f" AND m.domain IN {in_domains}" if domains is not None else "")
         rows = self.conn.execute(
-            _SELECT + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
+            SELECT_MEMORIES + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
             "m.quality + 0.5 * m.valence DESC, m.rowid LIMIT :limit",
             {**params, "limit": limit},
         )
-        return [_row(r) for r in rows]
+        return [decode_row(r) for r in rows]
 
     # --- stats ---------------------------------------------------------------------------
 

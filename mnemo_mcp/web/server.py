@@ -26,6 +26,9 @@ class DashboardServer:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             self.sock.bind((HOST, port))
+            # Listening now, not when uvicorn starts: a browser that opens the printed URL at
+            # once (or a slow start on a loaded machine) waits in the backlog instead of being refused.
+            self.sock.listen(128)
         except OSError:
             self.sock.close()
             raise
