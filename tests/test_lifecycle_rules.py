@@ -87,6 +87,22 @@ def test_decay_factor_is_a_fraction_and_halves_per_half_life(days, half_life):
     assert math.isclose(lc.decay_factor(half_life, half_life), 0.5)
 
 
+@given(unit, st.floats(-1, 1), st.floats(0, 1e4), st.floats(0.01, 1e3), st.floats(0, 0.5))
+def test_a_decayed_link_goes_only_when_weak_and_never_taught(weight, valence, days, half_life, floor):
+    after = lc.decay_link(weight, valence, days, half_life, floor)
+    expected = weight * lc.decay_factor(days, half_life)
+    if after is None:
+        assert valence == 0 and expected < floor
+    else:
+        assert math.isclose(after, expected) and (valence != 0 or after >= floor)
+
+
+def test_the_digest_puts_patterns_first_then_quality_plus_half_the_valence():
+    items = [("working", 0.9, 0.0), ("pattern", 0.5, 0.0), ("history", 0.5, 0.0), ("working", 0.5, 0.9)]
+    ordered = sorted(items, key=lambda t: lc.digest_order(*t))
+    assert ordered == [("pattern", 0.5, 0.0), ("history", 0.5, 0.0), ("working", 0.5, 0.9), ("working", 0.9, 0.0)]
+
+
 def test_connection_strength_averages_the_leading_concepts():
     useful = {"webhook": 0.8, "retry": 0.4}
     assert lc.connection_strength(["webhook", "retry", "other", "more"], useful) == (0.8 + 0.4) / 4

@@ -732,3 +732,16 @@ def test_reads_results_are_stored_as_json(store):
         raw = conn.execute("SELECT results, query_concepts FROM reads WHERE id = 'read-1'").fetchone()
     assert json.loads(raw[0]) == [[hex_id(1), 1]]
     assert json.loads(raw[1]) == ["webhook", "c1"]
+
+
+def test_the_session_digest_is_ordered_by_the_core_rule(store, rng):
+    from mnemo_mcp.core import lifecycle as lc
+
+    spec = [("working", 0.9, 0.0), ("pattern", 0.4, -0.2), ("history", 0.5, 0.0), ("working", 0.5, 0.9), ("working", 0.6, -0.4)]
+    with store.db.write():
+        for i, (tier, quality, valence) in enumerate(spec):
+            store.insert(make_row(f"{i:064x}", f"memory {i}", tier=tier, quality=quality, valence=valence), unit_vector(rng))
+    with store.db.read():
+        top = store.top_memories(None, 10, valence_weight=lc.DIGEST_VALENCE_WEIGHT)
+    got = [(m["tier"], m["quality"], m["valence"]) for m in top]
+    assert got == sorted(spec, key=lambda t: lc.digest_order(*t))

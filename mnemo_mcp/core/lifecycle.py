@@ -84,6 +84,16 @@ def next_tier(tier: str, standing_value: float, uses: int, positives: int, polic
     return WORKING, None
 
 
+# A session starts with the memories that proved themselves: patterns, then history, then by
+# quality plus this share of valence (quality carries ratings and use; valence the outcomes).
+DIGEST_VALENCE_WEIGHT = 0.5
+
+
+def digest_order(tier: str, quality: float, valence: float) -> tuple[int, float]:
+    """Sort key (ascending) of the session-start digest; storage orders by the same rule."""
+    return (-tier_rank(tier), -(quality + DIGEST_VALENCE_WEIGHT * valence))
+
+
 def worth_a_digest(tier: str, quality: float, valence: float) -> bool:
     """Shown at the start of a session unasked: a memory that has proven itself (a tier above
     working, a good quality or a helpful record), never one merely new."""
@@ -127,6 +137,15 @@ def decay_factor(days: float, half_life_days: float) -> float:
     if half_life_days <= 0:
         return 1.0
     return 0.5 ** (max(days, 0.0) / half_life_days)
+
+
+def decay_link(weight: float, valence: float, days: float, half_life_days: float, prune_below: float) -> float | None:
+    """A concept link unused for `days`: its weight after decay, or None when it should go (it
+    decayed below `prune_below` and feedback never gave it a valence: nothing learned is lost)."""
+    decayed = weight * decay_factor(days, half_life_days)
+    if decayed < prune_below and valence == 0:
+        return None
+    return decayed
 
 
 def weaken(weight: float, rate: float) -> float:

@@ -202,7 +202,7 @@ class Lifecycle(Part):
                     self._consolidate_one(row, as_of, stamp, useful, positives.get(row["id"], 0), dry_run, note)
         merged = self._merge_pass(as_of, stamp, dry_run, note)
         with txn():
-            decayed, pruned = self.store.decay_associations(stamp, s.link_half_life_days, s.link_prune_below, apply=not dry_run)
+            decayed, pruned = self._decay_links(stamp, apply=not dry_run)
         counts["links_decayed"], counts["links_pruned"] = decayed, pruned
         result = ConsolidationReport(
             as_of=stamp,
@@ -266,6 +266,21 @@ class Lifecycle(Part):
                 fields.update(archived=True, archived_at=stamp, archive_reason=reason)
         if not dry_run and fields:
             self.store.update(row["id"], **fields)
+
+    def _decay_links(self, stamp: str, *, apply: bool) -> tuple[int, int]:
+        """Unused concept links lose weight by elapsed time; the weak ones nothing taught go
+        (core.lifecycle.decay_link). -> (decayed, pruned)"""
+        s = self.settings
+        weights, dropped = [], []
+        for a, b, weight, valence, days in self.store.links_unused_since_decay(stamp):
+            decayed = lifecycle.decay_link(weight, valence, days, s.link_half_life_days, s.link_prune_below)
+            if decayed is None:
+                dropped.append((a, b))
+            else:
+                weights.append((a, b, decayed))
+        if apply:
+            self.store.apply_link_decay(stamp, weights, dropped)
+        return len(weights), len(dropped)
 
     def _merge_pass(self, as_of: datetime, stamp: str, dry_run: bool, note) -> int:
         """Merge near-duplicate pairs written before the write-time check existed (or by imports,

@@ -308,7 +308,9 @@ class Sessions(Part):
         if not fresh and any(e["kind"] == DIGEST for e in self.log.events(sid)):
             return None
         with self.store.db.read():
-            top = self.store.top_memories(self._read_scope(None), limit) if limit > 0 else []
+            top = self.store.top_memories(
+                self._read_scope(None), limit, valence_weight=lifecycle.DIGEST_VALENCE_WEIGHT
+            ) if limit > 0 else []
         useful = [m for m in top if lifecycle.worth_a_digest(m["tier"], m["quality"], m["valence"])]
         with self.store.db.write():
             self.log.add(

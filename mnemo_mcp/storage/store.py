@@ -427,24 +427,22 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
         )
         return [(a, b, w) for a, b, w in rows]
 
-    def decay_associations(self, now: str, half_life_days: float, prune_below: float, *, apply: bool) -> tuple[int, int]:
-        """Links unused since their last decay lose weight by elapsed time; links decayed below
-        `prune_below` that feedback never touched (valence 0) are dropped. -> (decayed, pruned)."""
-        # Decay counts from the later of the link's last use and its last decay, so running
-        # consolidation often decays no faster than running it rarely.
+    def links_unused_since_decay(self, now: str) -> list[tuple[str, str, float, float, float]]:
+        """(a, b, weight, valence, days) of each link with time since the later of its last use
+        and its last decay, so running consolidation often decays no faster than running it rarely."""
         since = "julianday(:now) - julianday(max(updated_at, coalesce(decayed_at, updated_at)))"
-        factor = f"pow(0.5, ({since}) / :hl)"
-        params = {"now": now, "hl": half_life_days, "floor": prune_below}
-        due = f"({since}) > 0"
-        decayed = self.conn.execute(f"SELECT count(*) FROM associations WHERE {due}", params).fetchone()[0]
-        prunable = (
-            f"{due} AND weight * {factor} < :floor AND valence = 0"
+        return list(
+            self.conn.execute(
+                f"SELECT a, b, weight, valence, {since} AS days FROM associations WHERE {since} > 0", {"now": now}
+            )
         )
-        pruned = self.conn.execute(f"SELECT count(*) FROM associations WHERE {prunable}", params).fetchone()[0]
-        if apply:
-            self.conn.execute(f"DELETE FROM associations WHERE {prunable}", params)
-            self.conn.execute(f"UPDATE associations SET weight = weight * {factor}, decayed_at = :now WHERE {due}", params)
-        return decayed - pruned, pruned
+
+    def apply_link_decay(self, now: str, weights: list[tuple[str, str, float]], dropped: list[tuple[str, str]]) -> None:
+        self.conn.executemany("DELETE FROM associations WHERE a = ? AND b = ?", dropped)
+        self.conn.executemany(
+            "UPDATE associations SET weight = ?, decayed_at = ? WHERE a = ? AND b = ?",
+            [(w, now, a, b) for a, b, w in weights],
+        )
 
     def near_duplicate_candidates(
         self, match: str, limit: int, *, domain: str, exclude_rowid: int | None = None
@@ -484,14 +482,15 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
         ).fetchone()
         return dict(zip(("as_of", "started_at", "finished_at", "trigger"), row)) if row else None
 
-    def top_memories(self, domains: list[str] | None, limit: int) -> list[dict[str, Any]]:
-        """Live memories, patterns first, then by quality and valence: what a session starts with."""
+    def top_memories(self, domains: list[str] | None, limit: int, *, valence_weight: float) -> list[dict[str, Any]]:
+        """Live memories, patterns first, then history, then by quality + valence_weight * valence
+        (core.lifecycle.digest_order): what a session starts with."""
         in_domains, params = in_list(domains or [])
         where = "m.archived = 0 AND m.quarantine IS NULL" + (f" AND m.domain IN {in_domains}" if domains is not None else "")
         rows = self.conn.execute(
             SELECT_MEMORIES + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
-            "m.quality + 0.5 * m.valence DESC, m.rowid LIMIT :limit",
-            {**params, "limit": limit},
+            "m.quality + :vw * m.valence DESC, m.rowid LIMIT :limit",
+            {**params, "limit": limit, "vw": valence_weight},
         )
         return [decode_row(r) for r in rows]
 
