@@ -1,4 +1,5 @@
-"""The MCP interface: tool definitions over the service API. No SQL, no ranking logic here."""
+"""The MCP server: its lifespan (the store opened, the model loaded off the handshake, the hook
+socket, automatic upkeep) and how it stops on a signal. The tools are in tools.py."""
 
 from __future__ import annotations
 
@@ -7,50 +8,22 @@ import os
 import signal
 import sys
 import threading
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any, AsyncIterator, Callable, Iterator
+from typing import Any, AsyncIterator, Callable
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import BeforeValidator, Field
 
-from . import __version__
+from . import __version__, tools
 from .config import Settings
 from .errors import MnemoError
-from .models import (
-    ConsolidationReport,
-    DeleteResult,
-    FeedbackResult,
-    LifecycleResult,
-    QualityReport,
-    RateResult,
-    ReadResult,
-    StatsResult,
-    WriteResult,
-)
 from .hooks.channel import Listener
 from .project import scoped
 from .service import MemoryService
 
 log = logging.getLogger(__name__)
 
-
-def _not_bool(value: Any) -> Any:
-    """JSON true/false is not a number: pydantic's lax mode would turn it into 1/0 before the
-    service's own check (which names the argument) could refuse it."""
-    if isinstance(value, bool):
-        raise ValueError("expected a number, got a boolean (true/false)")
-    return value
-
-
-NotBool = BeforeValidator(_not_bool)
-
-# Claude Code defers MCP tools behind ToolSearch, whose keyword search did not return memory_read
-# for "memory" or any mnemo tool for "remember this" (measured with 2.1.332). These three are what
-# a model needs in every session, so they are loaded up front; the rest stay deferred.
-ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
 
 INSTRUCTIONS = """\
 mnemo is a long-term memory that learns from outcomes.
@@ -182,209 +155,7 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         lifespan=lifespan,
     )
 
-    def state_of(ctx: Context) -> AppState:
-        return ctx.request_context.lifespan_context
-
-    def service_of(ctx: Context) -> MemoryService:
-        return state_of(ctx).usable_service()
-
-    @contextmanager
-    def tool_errors() -> Iterator[None]:
-        try:
-            yield
-        except MnemoError as err:
-            raise ToolError(str(err)) from err
-
-    @server.tool(
-        name="memory_write",
-        title="Remember: save a memory",
-        description=(
-            "Remember something for later sessions: save one durable piece of knowledge to long-term memory "
-            "(a fix that worked, a decision, a project convention, a lesson learned, a user preference, a "
-            "gotcha). Write it self-contained (it will be read without this conversation). Writing the same "
-            "content again is safe: it returns the same id with created=false and merges the tags; a "
-            "near-duplicate is not stored and comes back as duplicate_of. To correct a wrong memory, write "
-            "the right one with supersedes=[its id]. Do not store secrets."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-        meta=ALWAYS_LOAD,
-    )
-    def memory_write(
-        ctx: Context,
-        content: Annotated[str, Field(description="The memory text, 1..10,000 characters, self-contained.")],
-        tags: Annotated[list[str], Field(description="Up to 20 short labels, e.g. ['python', 'ci'].")] = [],  # noqa: B006
-        memory_type: Annotated[str, Field(description="Kind: note, decision, fix, preference, fact, ...")] = "note",
-        metadata: Annotated[dict[str, Any], Field(description="Optional JSON object (max 16 KB).")] = {},  # noqa: B006
-        domain: Annotated[str | None, Field(description="Optional scope, e.g. the project name.")] = None,
-        supersedes: Annotated[
-            list[str] | None,
-            Field(description="Ids of memories this one corrects: they are archived and point to this one."),
-        ] = None,
-        allow_duplicate: Annotated[bool, Field(description="Store even if a near-duplicate exists.")] = False,
-    ) -> WriteResult:
-        with tool_errors():
-            svc = service_of(ctx)
-            result = svc.write(
-                content, tags=tags, memory_type=memory_type, metadata=metadata, domain=domain, supersedes=supersedes, allow_duplicate=allow_duplicate, by="mcp"
-            )
-        if result.created and svc.upkeep_due_after_write():
-            state_of(ctx).consolidate_in_background()
-        return result
-
-    @server.tool(
-        name="memory_read",
-        title="Recall memories: past fixes, decisions, lessons",
-        description=(
-            "Recall from long-term memory what earlier sessions learned: past fixes, decisions, project "
-            "conventions, lessons and user preferences, found by meaning and by keywords and ranked by what "
-            "helped before. Call it before non-trivial work and when an error looks familiar. Keep the "
-            "returned read_id: pass it to memory_feedback once you know whether the memories helped."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-        meta=ALWAYS_LOAD,
-    )
-    def memory_read(
-        ctx: Context,
-        query: Annotated[str, Field(description="What you need to know, in plain words.")],
-        top_k: Annotated[int, Field(ge=1, le=50, description="How many memories to return (1..50)."), NotBool] = 5,
-        tags: Annotated[list[str] | None, Field(description="Only memories with at least one of these tags.")] = None,
-        domain: Annotated[str | None, Field(description="Only memories of this scope.")] = None,
-        min_relevance: Annotated[
-            float | None,
-            Field(ge=0.0, le=1.0, description="Drop results below this relevance (0..1). Default: none."),
-            NotBool,
-        ] = None,
-        include_archived: Annotated[bool, Field(description="Also search archived memories.")] = False,
-        expand_associations: Annotated[
-            bool | None,
-            Field(description="Also follow learned links between concepts to related memories (default: server setting)."),
-        ] = None,
-    ) -> ReadResult:
-        with tool_errors():
-            return service_of(ctx).read(query, top_k=top_k, tags=tags, domain=domain, min_relevance=min_relevance, include_archived=include_archived, expand_associations=expand_associations)
-
-    @server.tool(
-        name="memory_feedback",
-        title="Report whether recalled memories helped",
-        description=(
-            "Report what happened after using recalled memories (did the past fix or lesson work?): outcome "
-            "+1.0 = they led to success, "
-            "-1.0 = they misled (failure), values between for partial help. Pass the read_id from "
-            "memory_read so the ranking learns for this kind of question, and your answer as response "
-            "so the memories you actually used take the credit. Only report outcomes you actually "
-            "know (a test result, the user's confirmation); never guess."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-        meta=ALWAYS_LOAD,
-    )
-    def memory_feedback(
-        ctx: Context,
-        memory_ids: Annotated[list[str], Field(description="Ids (or 8+ character prefixes) of the memories used.")],
-        outcome: Annotated[
-            float | None, Field(ge=-1.0, le=1.0, description="-1.0 failure .. +1.0 success; omit if unknown."), NotBool
-        ] = None,
-        read_id: Annotated[str | None, Field(description="The read_id of the memory_read that returned them.")] = None,
-        query_concepts: Annotated[
-            list[str] | None, Field(description="The query_concepts of that read, if you have no read_id.")
-        ] = None,
-        response: Annotated[
-            str | None,
-            Field(description="Your answer that used them: credit goes to the memories it actually followed."),
-        ] = None,
-    ) -> FeedbackResult:
-        with tool_errors():
-            return service_of(ctx).feedback(
-                memory_ids, outcome=outcome, read_id=read_id, query_concepts=query_concepts, response=response
-            )
-
-    @server.tool(
-        name="rate_memory",
-        title="Rate a memory",
-        description=(
-            "Thumbs up (1), neutral (0) or thumbs down (-1) on one remembered memory, e.g. when the user says a "
-            "memory is right or wrong, or it proved out of date. Changes its quality score."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-    )
-    def rate_memory(
-        ctx: Context,
-        memory_id: Annotated[str, Field(description="Memory id or a unique prefix of 8+ characters.")],
-        rating: Annotated[int, Field(ge=-1, le=1, description="-1 thumbs down, 0 neutral, 1 thumbs up."), NotBool],
-        reason: Annotated[str | None, Field(description="Why, in a few words (kept in the rating history).")] = None,
-    ) -> RateResult:
-        with tool_errors():
-            return service_of(ctx).rate(memory_id, rating=rating, reason=reason)
-
-    @server.tool(
-        name="get_memory_quality",
-        title="Inspect a memory's quality",
-        description="Show a memory's quality score with its components, valence, usage counts and rating history.",
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-    )
-    def get_memory_quality(
-        ctx: Context,
-        memory_id: Annotated[str, Field(description="Memory id or a unique prefix of 8+ characters.")],
-    ) -> QualityReport:
-        with tool_errors():
-            return service_of(ctx).quality(memory_id)
-
-    @server.tool(
-        name="memory_stats",
-        title="Memory store statistics",
-        description="Counts, average valence and quality, quality histogram, types, size and embedding model.",
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-    )
-    def memory_stats(ctx: Context) -> StatsResult:
-        with tool_errors():
-            return service_of(ctx).stats()
-
-    @server.tool(
-        name="memory_delete",
-        title="Delete a memory permanently",
-        description=(
-            "Erase one memory and its learned state for good. Only when the user asks for it; to fix a "
-            "wrong memory, write the corrected one and rate the old one down instead."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
-    )
-    def memory_delete(
-        ctx: Context,
-        memory_id: Annotated[str, Field(description="Memory id or a unique prefix of 8+ characters.")],
-    ) -> DeleteResult:
-        with tool_errors():
-            return service_of(ctx).delete(memory_id)
-
-    @server.tool(
-        name="memory_consolidate",
-        title="Consolidate the memory store",
-        description=(
-            "Tidy the store: refresh quality, promote proven memories (working -> history -> pattern) and "
-            "demote ones that stopped helping, archive memories unused past their retention window, merge "
-            "near-duplicates, decay unused concept links. Nothing is deleted; archived memories can be "
-            "restored. It also runs by itself daily. Use dry_run=true to see what it would do."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-    )
-    def memory_consolidate(
-        ctx: Context,
-        dry_run: Annotated[bool, Field(description="Report what would change without changing anything.")] = False,
-    ) -> ConsolidationReport:
-        with tool_errors():
-            return service_of(ctx).consolidate(dry_run=dry_run)
-
-    @server.tool(
-        name="memory_restore",
-        title="Restore an archived memory",
-        description="Bring an archived (or superseded) memory back into reads, with everything it learned.",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-    )
-    def memory_restore(
-        ctx: Context,
-        memory_id: Annotated[str, Field(description="Memory id or a unique prefix of 8+ characters.")],
-    ) -> LifecycleResult:
-        with tool_errors():
-            return service_of(ctx).restore(memory_id)
-
+    tools.register(server)
     return server
 
 

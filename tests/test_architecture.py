@@ -12,7 +12,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mnemo_mcp"
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
-INTERFACES = ("mnemo_mcp.server", "mnemo_mcp.cli", "mnemo_mcp.launcher", "mnemo_mcp.recovery_cli",
+INTERFACES = ("mnemo_mcp.server", "mnemo_mcp.tools", "mnemo_mcp.cli", "mnemo_mcp.launcher", "mnemo_mcp.recovery_cli",
               "mnemo_mcp.claude_install", "mnemo_mcp.hooks", "mnemo_mcp.web")
 SHARED = ("mnemo_mcp.errors", "mnemo_mcp.paths", "mnemo_mcp.config", "mnemo_mcp.models", "mnemo_mcp.validate",
           "mnemo_mcp.project", "mnemo_mcp.core")
