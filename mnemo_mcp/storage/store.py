@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 import apsw
 
-from ..errors import AmbiguousId, ModelMismatch, NotFound
+from ..errors import AmbiguousId, MnemoError, ModelMismatch, NotFound
 from .cases import CaseQueries
 from .db import Database
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
+from .search import SearchQueries
+from . import vectors as vector_index
 
 MEMORY_COLUMNS = (
     "rowid",
@@ -43,6 +46,8 @@ _JSON_COLUMNS = ("tags", "metadata", "concepts")
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
 MIN_PREFIX = 8
 
+log = logging.getLogger(__name__)
+
 
 def _row(values: tuple) -> dict[str, Any]:
     row = dict(zip(MEMORY_COLUMNS, values))
@@ -66,7 +71,7 @@ def _json_list(values: Iterable[Any]) -> str:
     return json.dumps(list(values))
 
 
-class Store(MaintenanceQueries, CaseQueries):
+class Store(SearchQueries, MaintenanceQueries, CaseQueries):
     def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
         self.db = Database(path, busy_timeout_ms)
         try:
@@ -75,6 +80,8 @@ class Store(MaintenanceQueries, CaseQueries):
             self.db.close()
             raise
         self._tokenizer = self.db.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        self._index: vector_index.VectorIndex | None = None
+        self._index_checked = False
 
     def close(self) -> None:
         self.db.close()
@@ -119,7 +126,11 @@ class Store(MaintenanceQueries, CaseQueries):
         self.check_model(name, dim)
         with self.db.read():
             bound = self.get_meta("embedding_model") is not None and self.has_vector_table()
-        if bound:  # nothing to write: a read must not need a free byte of disk
+            logged = vector_index.has_log(self.conn)
+        if bound and logged:  # nothing to write: a read must not need a free byte of disk
+            return
+        if bound:
+            self._add_vector_log()
             return
         with self.db.write() as conn:
             if self.get_meta("embedding_model") is None:
@@ -129,6 +140,20 @@ class Store(MaintenanceQueries, CaseQueries):
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0("
                 f"embedding float[{int(dim)}] distance_metric=cosine, archived integer, domain text)"
             )
+            vector_index.create_log(conn)
+        self._index_checked = False
+
+    def _add_vector_log(self) -> None:
+        """A file bound before the in-memory index existed gets its change log once. Not a
+        numbered migration: like the vector table it belongs with the bound model, and a file
+        without it (a full disk now, an older mnemo-mcp's file) is still read, through SQL."""
+        try:
+            with self.db.write() as conn:
+                vector_index.create_log(conn)
+        except MnemoError as err:  # a full disk, a read-only file: reads work as before
+            log.warning("could not add the vector change log (%s): reads use sqlite-vec's scan", err)
+            return
+        self._index_checked = False
 
     # --- memories ------------------------------------------------------------------------
 
@@ -223,106 +248,6 @@ class Store(MaintenanceQueries, CaseQueries):
     def all_memories(self) -> Iterable[dict[str, Any]]:
         for r in self.conn.execute(_SELECT + " ORDER BY m.rowid"):
             yield _row(r)
-
-    # --- search --------------------------------------------------------------------------
-
-    def tokenize(self, text: str) -> list[str]:
-        """Tokens exactly as the full-text index stores them (porter-stemmed, folded)."""
-        toks = self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
-        return [t[2] for t in toks]
-
-    @staticmethod
-    def _domain_params(domains: list[str] | None) -> tuple[str, dict[str, str]]:
-        """`IN (:d0, :d1, ...)` and its parameters (vec0 takes IN over literal values only)."""
-        params = {f"d{i}": d for i, d in enumerate(domains or [])}
-        return "(" + ", ".join(f":{k}" for k in params) + ")", params
-
-    @classmethod
-    def _filters(cls, domains: list[str] | None, include_archived: bool, tags: list[str] | None) -> list[str]:
-        """SQL conditions on `memories m` for the read filters (named parameters :d<i>, :tags)."""
-        clauses = []
-        if domains is not None:
-            clauses.append("m.domain IN " + cls._domain_params(domains)[0])
-        if not include_archived:
-            clauses.append("m.archived = 0")
-        if tags:
-            clauses.append(
-                "EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN (SELECT value FROM json_each(:tags)))"
-            )
-        return clauses
-
-    def knn(
-        self, vector: np.ndarray, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
-    ) -> list[tuple[int, float]]:
-        """Nearest memories by cosine distance; filters are applied inside the KNN query."""
-        in_list, dparams = self._domain_params(domains)
-        params: dict[str, Any] = {"v": _vec(vector), "k": k, "tags": _json_list(tags or []), **dparams}
-        where = ["embedding MATCH :v", "k = :k"]
-        if tags:
-            allowed = " AND ".join(self._filters(domains, include_archived, tags))
-            where.append(f"rowid IN (SELECT m.rowid FROM memories m WHERE {allowed})")
-        else:
-            if domains is not None:
-                where.append("domain IN " + in_list)
-            if not include_archived:
-                where.append("archived = 0")
-        sql = "SELECT rowid, distance FROM memory_vectors WHERE " + " AND ".join(where)
-        return [(r, 1.0 - d) for r, d in self.conn.execute(sql, params)]
-
-    def cosines(self, vector: np.ndarray, rowids: Iterable[int], *, few: bool = False) -> dict[int, float]:
-        """Cosine to the given memories. vec0 answers `rowid IN (...)` by scanning every vector
-        (2 ms at 10k, growing with the store) and a single-rowid lookup in ~0.2 ms at any size,
-        so a handful of ids (`few`) are looked up one by one."""
-        ids = list(rowids)
-        if not ids:
-            return {}
-        if few:
-            out = {}
-            v = _vec(vector)
-            for rowid in ids:
-                row = self.conn.execute(
-                    "SELECT vec_distance_cosine(embedding, ?) FROM memory_vectors WHERE rowid = ?", (v, rowid)
-                ).fetchone()
-                if row:
-                    out[rowid] = 1.0 - row[0]
-            return out
-        rows = self.conn.execute(
-            "SELECT rowid, vec_distance_cosine(embedding, ?) FROM memory_vectors "
-            "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (_vec(vector), _json_list(ids)),
-        )
-        return {r: 1.0 - d for r, d in rows}
-
-    def fts(
-        self,
-        match: str,
-        k: int,
-        *,
-        domains: list[str] | None,
-        include_archived: bool,
-        tags: list[str] | None,
-    ) -> list[tuple[int, float]]:
-        """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
-        params: dict[str, Any] = {"q": match, "k": k, "tags": _json_list(tags or []), **self._domain_params(domains)[1]}
-        # The full-text match drives the query and the filters are checked on the joined row:
-        # `rowid IN (filter subquery)` made SQLite rescan the filter per match (80 ms at 1k rows).
-        where = ["f.memories_fts MATCH :q", *self._filters(domains, include_archived, tags)]
-        sql = (
-            "SELECT f.rowid, -bm25(f.memories_fts, 1.0, 0.5) AS score FROM memories_fts f "
-            "JOIN memories m ON m.rowid = f.rowid WHERE " + " AND ".join(where) + " ORDER BY score DESC LIMIT :k"
-        )
-        return list(self.conn.execute(sql, params))
-
-    def term_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
-        """(documents in the index, documents holding each token), for IDF."""
-        total = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        counts = dict(
-            self.conn.execute(
-                "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
-                (_json_list(tokens),),
-            )
-        )
-        return total, {t: counts.get(t, 0) for t in tokens}
 
     # --- learning state ------------------------------------------------------------------
 
