@@ -38,7 +38,7 @@ class ServiceBase:
         clock: Callable[[], datetime] | None = None,
     ):
         self.settings = settings or Settings()
-        self.store = Store(self.settings.db, self.settings.busy_timeout_ms)
+        self.store = Store(self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index)
         try:
             self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
             # Name check now (cheap); the dimension is checked when the model has loaded.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import apsw
 
-from . import vectors as vector_index
+from . import vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +35,7 @@ class SearchQueries:
     conn: apsw.Connection
     db: Database
     _tokenizer: Any
-    _index: vector_index.VectorIndex | None
+    _index: vectors.VectorIndex | None
     _index_checked: bool
 
     def tokenize(self, text: str) -> list[str]:
@@ -65,7 +65,7 @@ class SearchQueries:
 
     # --- the in-memory index -------------------------------------------------------------
 
-    def vector_index(self, attach: bool = True) -> vector_index.VectorIndex | None:
+    def vector_index(self, attach: bool = True) -> vectors.VectorIndex | None:
         """The process's index of this file's vectors, brought up to this transaction's snapshot,
         or None when the file has no change log yet (no model bound, or made read-only).
         `attach=False` only uses an index a vector search already attached: a keyword-only read
@@ -73,8 +73,8 @@ class SearchQueries:
         if not self._index_checked and attach:
             self._index_checked = True
             dim = self.conn.execute("SELECT value FROM meta WHERE key = 'embedding_dim'").fetchone()
-            if dim and str(dim[0]).isdigit() and vector_index.has_log(self.conn):
-                self._index = vector_index.shared_index(str(self.db.path), self.db.identity, int(dim[0]))
+            if dim and str(dim[0]).isdigit() and vectors.has_log(self.conn):
+                self._index = vectors.shared_index(str(self.db.path), self.db.identity, int(dim[0]))
         index = self._index
         if index is None:
             return None
@@ -82,7 +82,7 @@ class SearchQueries:
             index.sync(self.conn)
         return index
 
-    def _use_index(self, tags: list[str] | None, attach: bool = True) -> vector_index.VectorIndex | None:
+    def _use_index(self, tags: list[str] | None, attach: bool = True) -> vectors.VectorIndex | None:
         return None if tags else self.vector_index(attach)
 
     # --- vectors -------------------------------------------------------------------------
@@ -163,7 +163,7 @@ class SearchQueries:
         return list(self.conn.execute(sql, params))
 
     def _fts_unjoined(
-        self, match: str, k: int, index: vector_index.VectorIndex, domains: list[str] | None, include_archived: bool
+        self, match: str, k: int, index: vectors.VectorIndex, domains: list[str] | None, include_archived: bool
     ) -> list[tuple[int, float]]:
         """The same rows as the joined query, filtered by the index instead of a join: looking up
         each match's `memories` row was 80% of the keyword pass (every match is visited to be

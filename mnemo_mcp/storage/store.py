@@ -15,7 +15,7 @@ from .db import Database
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
 from .search import SearchQueries
-from . import vectors as vector_index
+from . import vectors
 
 MEMORY_COLUMNS = (
     "rowid",
@@ -72,7 +72,7 @@ def _json_list(values: Iterable[Any]) -> str:
 
 
 class Store(SearchQueries, MaintenanceQueries, CaseQueries):
-    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
+    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000, *, vector_index: bool = True):
         self.db = Database(path, busy_timeout_ms)
         try:
             migrate(self.db)
@@ -80,8 +80,9 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
             self.db.close()
             raise
         self._tokenizer = self.db.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-        self._index: vector_index.VectorIndex | None = None
-        self._index_checked = False
+        self._index: vectors.VectorIndex | None = None
+        self._index_wanted = vector_index
+        self._index_checked = not vector_index  # looked for on first use; off: never
 
     def close(self) -> None:
         self.db.close()
@@ -126,7 +127,7 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
         self.check_model(name, dim)
         with self.db.read():
             bound = self.get_meta("embedding_model") is not None and self.has_vector_table()
-            logged = vector_index.has_log(self.conn)
+            logged = vectors.has_log(self.conn)
         if bound and logged:  # nothing to write: a read must not need a free byte of disk
             return
         if bound:
@@ -140,8 +141,8 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0("
                 f"embedding float[{int(dim)}] distance_metric=cosine, archived integer, domain text)"
             )
-            vector_index.create_log(conn)
-        self._index_checked = False
+            vectors.create_log(conn)
+        self._index_checked = not self._index_wanted
 
     def _add_vector_log(self) -> None:
         """A file bound before the in-memory index existed gets its change log once. Not a
@@ -149,11 +150,11 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
         without it (a full disk now, an older mnemo-mcp's file) is still read, through SQL."""
         try:
             with self.db.write() as conn:
-                vector_index.create_log(conn)
+                vectors.create_log(conn)
         except MnemoError as err:  # a full disk, a read-only file: reads work as before
             log.warning("could not add the vector change log (%s): reads use sqlite-vec's scan", err)
             return
-        self._index_checked = False
+        self._index_checked = not self._index_wanted
 
     # --- memories ------------------------------------------------------------------------
 

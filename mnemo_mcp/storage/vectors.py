@@ -266,7 +266,8 @@ class VectorIndex:
             kth = np.partition(approx, self.n - k)[self.n - k]
             slots = np.flatnonzero(approx >= kth - MARGIN)
         dist = vec0_distances(self.matrix[slots], self.sq_norms[slots], q)
-        order = np.lexsort((self.rowids[slots], dist))[:k]
+        # Equal distances: sqlite-vec returns the later memory first (as its scan keeps them).
+        order = np.lexsort((-self.rowids[slots], dist))[:k]
         return [(int(r), 1.0 - float(d)) for r, d in zip(self.rowids[slots[order]], dist[order])]
 
     def cosines(self, query: np.ndarray, rowids: Iterable[int]) -> dict[int, float]:
