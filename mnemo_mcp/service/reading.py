@@ -94,14 +94,16 @@ class ReadingMixin(ServiceBase):
     ) -> list[MemoryItem]:
         """Count each returned memory's use and log the read for feedback (one write) -> the items."""
         items: list[MemoryItem] = []
+        usage: list[dict[str, Any]] = []
         with self.store.db.write():
             rows = self.store.by_rowids([r[0] for r in ranked])
             for r in ranked:
                 if r[0] not in rows:  # deleted by another process since ranking
                     continue
                 row = rows[r[0]]
-                self._count_retrieval(row, len(items) + 1, stamp)
+                usage.append(self._count_retrieval(row, len(items) + 1, stamp))
                 items.append(self._item(row, r))
+            self.store.record_usage(usage)  # one statement for all of them
             self.store.record_read(
                 {
                     "id": read_id,
@@ -115,21 +117,21 @@ class ReadingMixin(ServiceBase):
             )
         return items
 
-    def _count_retrieval(self, row: dict[str, Any], rank: int, stamp: str) -> None:
-        """A read returned this memory at `rank`: update its usage and quality (inside a write)."""
+    def _count_retrieval(self, row: dict[str, Any], rank: int, stamp: str) -> dict[str, Any]:
+        """A read returned this memory at `rank`: its new usage and quality (the caller stores them)."""
         row["access_count"] += 1
         row["retrieval_count"] += 1
         row["reciprocal_rank_sum"] += 1.0 / rank
         self._refresh_quality(row)
-        self.store.update(
-            row["id"],
-            access_count=row["access_count"],
-            retrieval_count=row["retrieval_count"],
-            reciprocal_rank_sum=row["reciprocal_rank_sum"],
-            last_accessed_at=stamp,
-            quality=row["quality"],
-            metadata=row["metadata"],
-        )
+        return {
+            "id": row["id"],
+            "access_count": row["access_count"],
+            "retrieval_count": row["retrieval_count"],
+            "reciprocal_rank_sum": row["reciprocal_rank_sum"],
+            "last_accessed_at": stamp,
+            "quality": row["quality"],
+            "metadata": row["metadata"],
+        }
 
     def _item(self, row: dict[str, Any], ranked: tuple[int, float, float, str | None]) -> MemoryItem:
         _, rel, score, via = ranked
@@ -238,13 +240,14 @@ class ReadingMixin(ServiceBase):
                 expanded = [(b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)]
             cands, idf_total = self._candidates(query, qvec, pool, tags, domains, archived, expanded)
             rows = self.store.scoring_rows(cands)
-            cue_map = self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
+            cue_map = self.store.cue_values([r[0] for r in rows.values()], q_concepts) if s.boost_enabled else {}
             concept_weights = self._concept_weights(q_concepts) if cue_map else {}
         out = []
         for rowid, c in cands.items():
             row = rows.get(rowid)
             if row is None:
                 continue
+            mid, valence, quality, explicit, created_at = row
             rel = rules.relevance(
                 rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil),
                 rules.lexical_score(c.bm25, idf_total),
@@ -254,10 +257,11 @@ class ReadingMixin(ServiceBase):
             if c.linked > rel:  # reached through a linked concept rather than the query's words
                 rel, via = c.linked, c.via
             score = rel
-            if s.boost_enabled:
-                explicit = row["feedback_count"] + row["rating_count"]
-                g = rules.global_signal(row["valence"], row["quality"], explicit, s.valence_share)
-                ctx = rules.context_signal(cue_map.get(row["id"], {}), concept_weights, s.context_sharpness)
+            # A memory nobody judged (no valence, ratings, feedback or links) scores its relevance
+            # exactly (the learned terms are 0.0): most candidates, so their arithmetic is skipped.
+            if s.boost_enabled and (valence or explicit or mid in cue_map):
+                g = rules.global_signal(valence, quality, explicit, s.valence_share)
+                ctx = rules.context_signal(cue_map.get(mid, {}), concept_weights, s.context_sharpness)
                 score = rules.final_score(
                     rel,
                     g,
@@ -267,7 +271,7 @@ class ReadingMixin(ServiceBase):
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            out.append((rowid, rel, score, via, row["created_at"], row["id"]))
+            out.append((rowid, rel, score, via, created_at, mid))
         out.sort(key=lambda t: (-t[2], -t[1], t[4], t[5]))
         return [t[:4] for t in out], [c for c, _ in expanded]
 

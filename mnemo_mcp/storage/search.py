@@ -37,6 +37,7 @@ class SearchQueries:
     _tokenizer: Any
     _index: vectors.VectorIndex | None
     _index_checked: bool
+    _index_synced: int = -1  # the transaction the index was last brought up to
 
     def tokenize(self, text: str) -> list[str]:
         """Tokens exactly as the full-text index stores them (porter-stemmed, folded)."""
@@ -78,8 +79,10 @@ class SearchQueries:
         index = self._index
         if index is None:
             return None
-        with index.lock:
-            index.sync(self.conn)
+        if self._index_synced != self.db.transactions or not self.db.in_transaction:
+            with index.lock:
+                index.sync(self.conn)
+            self._index_synced = self.db.transactions
         return index
 
     def _use_index(self, tags: list[str] | None, attach: bool = True) -> vectors.VectorIndex | None:

@@ -192,19 +192,19 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
         )
         return {r[0]: _row(r) for r in rows}
 
-    def scoring_rows(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
-        """Just what ranking needs of each candidate (no content, no JSON parsing)."""
+    def scoring_rows(self, rowids: Iterable[int]) -> dict[int, tuple[str, float, float, int, str]]:
+        """Just what ranking needs of each candidate, as plain tuples (no content, no JSON
+        parsing, no dict per row): rowid -> (id, valence, quality, ratings + feedback events,
+        created_at)."""
         ids = list(rowids)
         if not ids:
             return {}
-        cols = ("id", "valence", "quality", "feedback_count", "rating_count", "created_at")
         rows = self.conn.execute(
-            "SELECT rowid, id, valence, quality, feedback_count, "
-            "coalesce(json_extract(metadata, '$.rating_count'), 0), created_at FROM memories "
-            "WHERE rowid IN (SELECT value FROM json_each(?))",
+            "SELECT rowid, id, valence, quality, feedback_count + coalesce(json_extract(metadata, '$.rating_count'), 0), "
+            "created_at FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
             (_json_list(ids),),
         )
-        return {r[0]: dict(zip(cols, r[1:])) for r in rows}
+        return {r[0]: r[1:] for r in rows}
 
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
@@ -235,6 +235,17 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
                 "WHERE memory_vectors.rowid = m.rowid",
                 (memory_id,),
             )
+
+    def record_usage(self, usage: list[dict[str, Any]]) -> None:
+        """A read's bookkeeping for the memories it returned: usage counts, quality, metadata."""
+        if not usage:
+            return
+        self.conn.executemany(
+            "UPDATE memories SET access_count = :access_count, retrieval_count = :retrieval_count, "
+            "reciprocal_rank_sum = :reciprocal_rank_sum, last_accessed_at = :last_accessed_at, "
+            "quality = :quality, metadata = :metadata WHERE id = :id",
+            [{**u, "metadata": json.dumps(u["metadata"])} for u in usage],
+        )
 
     def delete(self, memory_id: str) -> bool:
         row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
