@@ -176,20 +176,18 @@ class SearchQueries:
             "SELECT rowid, -bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts "
             "WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?"
         )
-        with index.lock:
+        with index.lock:  # the mask must stay the index's own until the last lookup
             mask = index.allowed(domains, include_archived)
             excluded = index.excluded(mask)
-        limit = k
-        while True:
-            rows = self.conn.execute(sql, (match, limit)).fetchall()
-            if not excluded:
-                return rows
-            with index.lock:
-                keep = index.passing([r[0] for r in rows], mask)
-            kept = [r for r, ok in zip(rows, keep) if ok]
-            if len(kept) >= k or len(rows) < limit or limit >= k + excluded:
-                return kept[:k]
-            limit = min(k + excluded, 2 * limit + (k - len(kept)))
+            limit = k
+            while True:
+                rows = self.conn.execute(sql, (match, limit)).fetchall()
+                if not excluded:
+                    return rows
+                kept = [r for r, ok in zip(rows, index.passing([r[0] for r in rows], mask)) if ok]
+                if len(kept) >= k or len(rows) < limit or limit >= k + excluded:
+                    return kept[:k]
+                limit = min(k + excluded, 2 * limit + (k - len(kept)))
 
     def term_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
         """(documents in the index, documents holding each token), for IDF."""

@@ -85,6 +85,7 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries):
         self._index_checked = not vector_index  # looked for on first use; off: never
 
     def close(self) -> None:
+        self._index = None  # the process's copy of the vectors goes when no open Store uses it
         self.db.close()
 
     @property

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
@@ -360,8 +361,8 @@ def _chunk_blocks(conn: apsw.Connection, dim: int) -> list[tuple[np.ndarray, np.
 
 
 # One index per database file and model size in this process (the file's device and inode
-# tell a restored backup from the file the index was loaded from).
-_INDEXES: dict[tuple[Any, ...], VectorIndex] = {}
+# tell a restored backup from the file the index was loaded from), alive while a Store uses it.
+_INDEXES: weakref.WeakValueDictionary[tuple[Any, ...], VectorIndex] = weakref.WeakValueDictionary()
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -409,6 +410,3 @@ def single_threaded_blas() -> None:
                 return
 
 
-def forget(path: str, identity: tuple[int, int] | None, dim: int) -> None:
-    with _REGISTRY_LOCK:
-        _INDEXES.pop((os.path.realpath(path), identity, dim), None)
