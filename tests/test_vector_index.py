@@ -199,3 +199,18 @@ def test_a_file_without_the_change_log_is_read_through_sql(tmp_path: Path) -> No
         assert svc.store._index is not None
     finally:
         svc.close()
+
+
+def test_a_vector_layout_it_does_not_know_is_read_through_the_virtual_table(store_file: Path, monkeypatch) -> None:
+    store = Store(store_file)
+    try:
+        with store.db.read():
+            known = store.vector_index()
+            expected = known.knn(np.ones(64, dtype=np.float32), 40, known.allowed(None, False))
+        monkeypatch.setattr(vectors, "_chunk_blocks", lambda conn, dim: iter([None]))
+        fresh = vectors.VectorIndex(64)
+        with store.db.read():
+            fresh.sync(store.conn)
+            assert fresh.knn(np.ones(64, dtype=np.float32), 40, fresh.allowed(None, False)) == expected
+    finally:
+        store.close()
