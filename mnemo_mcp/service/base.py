@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -28,6 +29,18 @@ def iso(now: datetime) -> str:
 
 def rnd(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
+
+
+_EMBEDDING_THREAD: ThreadPoolExecutor | None = None
+_EMBEDDING_LOCK = threading.Lock()
+
+
+def _embedding_thread() -> ThreadPoolExecutor:
+    global _EMBEDDING_THREAD
+    with _EMBEDDING_LOCK:
+        if _EMBEDDING_THREAD is None:
+            _EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-embed")
+        return _EMBEDDING_THREAD
 
 
 class ServiceBase:
@@ -97,6 +110,14 @@ class ServiceBase:
     def _embed_query(self, text: str) -> np.ndarray:
         self._ensure_bound()
         return self.embedder.embed_query(text)
+
+    def _embed_query_soon(self, text: str) -> Callable[[], np.ndarray]:
+        """Start embedding `text` on the process's embedding thread -> a call that waits for
+        the vector. onnxruntime and SQLite both release the GIL, so a read's keyword pass runs
+        meanwhile. The model is loaded and bound here first: binding may write, and the caller
+        will be inside a read transaction when it waits."""
+        self._ensure_bound()
+        return _embedding_thread().submit(self.embedder.embed_query, text).result
 
     # --- quality -----------------------------------------------------------------------
 

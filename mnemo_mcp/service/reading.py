@@ -6,7 +6,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import validate
 from ..core import rules
@@ -63,8 +63,9 @@ class ReadingMixin(ServiceBase):
         validate.flag(include_archived, "include_archived")
         expand = s.expand_associations if expand_associations is None else validate.flag(expand_associations, "expand_associations")
         q_concepts = extract_concepts(query)
-        qvec = None if keyword_only else self._embed_query(query)
-        ranked, expanded = self._rank(query, qvec, q_concepts, k, tag_filter, domains, include_archived, expand)
+        # The query is embedded on another thread while this one runs the keyword pass.
+        vector = None if keyword_only else self._embed_query_soon(query)
+        ranked, expanded = self._rank(query, vector, q_concepts, k, tag_filter, domains, include_archived, expand)
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
         ranked = ranked[:k]
@@ -165,23 +166,23 @@ class ReadingMixin(ServiceBase):
     def _candidates(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        vector: Callable[[], np.ndarray] | None,
         pool: int,
         tags: list[str] | None,
         domains: list[str] | None,
         archived: bool,
         expanded: list[tuple[str, float]],
-    ) -> tuple[dict[int, Candidate], float]:
+    ) -> tuple[dict[int, Candidate], float, dict[int, tuple]]:
         """Union of vector, keyword and (with `expanded`: linked concepts and link strengths)
-        linked-concept candidates, each with its scores filled in. -> (candidates, query IDF)."""
+        linked-concept candidates, each with its scores filled in -> (candidates, query IDF, their
+        scoring rows). `vector` gives the query's embedding, computed meanwhile (None: keywords only)."""
         st = self.store
         words = query_words(query)
         match = fts_match_expression(words)
         tokens = list(dict.fromkeys(t for w in words for t in st.tokenize(w)))
-        cands: dict[int, Candidate] = {}
-        if qvec is not None:
-            for rowid, cos in st.knn(qvec, pool, domains=domains, include_archived=archived, tags=tags):
-                cands[rowid] = Candidate(rowid, cosine=cos)
+        if vector is not None:
+            st.vector_index()  # attached first, so the keyword pass filters through it too
+        scored: list[tuple[int, float]] = []
         idf_total = 0.0
         if match and tokens:
             # FTS5 scores every match to sort them anyway, so one pass that returns up to
@@ -189,13 +190,18 @@ class ReadingMixin(ServiceBase):
             # candidates, the rest give vector candidates their BM25. (A second query filtered by
             # rowid took 14 ms of a 15 ms read.) A vector candidate below that depth keeps BM25 None.
             scored = st.fts(match, max(pool, LEXICAL_SCORED), domains=domains, include_archived=archived, tags=tags)
-            for i, (rowid, bm) in enumerate(scored):
-                if i < pool:
-                    cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
-                elif rowid in cands:
-                    cands[rowid].bm25 = bm
             total, counts = st.term_document_counts(tokens)
             idf_total = sum(rules.fts5_idf(total, n) for n in counts.values())
+        # What does not need the query's vector is done before waiting for it.
+        deeper = dict(scored[pool:])
+        rows = st.scoring_rows(r for r, _ in scored[:pool])
+        qvec = vector() if vector is not None else None
+        cands: dict[int, Candidate] = {}
+        if qvec is not None:
+            for rowid, cos in st.knn(qvec, pool, domains=domains, include_archived=archived, tags=tags):
+                cands[rowid] = Candidate(rowid, cosine=cos, bm25=deeper.get(rowid))
+        for rowid, bm in scored[:pool]:
+            cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
         # One keyword query per linked concept, so each memory reached is credited by the link
         # that reached it: relevance = expand_weight * link strength * keyword score.
         for concept, strength in expanded:
@@ -215,12 +221,13 @@ class ReadingMixin(ServiceBase):
             missing_cos = [c.rowid for c in cands.values() if c.cosine is None]
             for rowid, cos in st.cosines(qvec, missing_cos).items():
                 cands[rowid].cosine = cos
-        return cands, idf_total
+        rows.update(st.scoring_rows(r for r in cands if r not in rows))
+        return cands, idf_total, rows
 
     def _rank(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        vector: Callable[[], np.ndarray] | None,
         q_concepts: list[str],
         k: int,
         tags: list[str] | None,
@@ -233,13 +240,12 @@ class ReadingMixin(ServiceBase):
         s = self.settings
         pool = max(s.candidates, 2 * k)
         # Without a query vector, relevance is the keyword score alone (not 60% of it).
-        sem_weight = s.sem_weight if qvec is not None else 0.0
+        sem_weight = s.sem_weight if vector is not None else 0.0
         with self.store.db.read():
             expanded = []
             if expand:
                 expanded = [(b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)]
-            cands, idf_total = self._candidates(query, qvec, pool, tags, domains, archived, expanded)
-            rows = self.store.scoring_rows(cands)
+            cands, idf_total, rows = self._candidates(query, vector, pool, tags, domains, archived, expanded)
             cue_map = self.store.cue_values([r[0] for r in rows.values()], q_concepts) if s.boost_enabled else {}
             concept_weights = self._concept_weights(q_concepts) if cue_map else {}
         out = []
@@ -248,11 +254,7 @@ class ReadingMixin(ServiceBase):
             if row is None:
                 continue
             mid, valence, quality, explicit, created_at = row
-            rel = rules.relevance(
-                rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil),
-                rules.lexical_score(c.bm25, idf_total),
-                sem_weight,
-            )
+            rel = rules.candidate_relevance(c.cosine, c.bm25, idf_total, s.sem_floor, s.sem_ceil, sem_weight)
             via = None
             if c.linked > rel:  # reached through a linked concept rather than the query's words
                 rel, via = c.linked, c.via
