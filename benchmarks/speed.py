@@ -6,7 +6,11 @@ Memories are LoCoMo turns ("Speaker: text"), repeated with a variation marker to
 are LoCoMo questions. Everything runs through the project's own code: `MemoryService` with the
 real default embedder, and the real `mnemo-mcp` command over stdio with the official client.
 The floor is what any read must do: embed the query and run a raw sqlite-vec KNN on the same
-vectors; `read / floor` says what ranking, keyword search and recording add on top.
+vectors; each timed read is followed by a floor with the same query, so both see the same load,
+and `read / floor` says what ranking, keyword search and recording add on top. Also measured:
+recall@10 (and @100) of the read's vector side against sqlite-vec's exact KNN, the server's peak
+resident memory (VmHWM), and `initialize` against a bare MCPServer started by the same
+interpreter (alternating, several times each).
 Timings depend on the machine: compare ratios within one run, not across machines.
 """
 
@@ -28,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mnemo_mcp.config import Settings
-from mnemo_mcp.embedding import FastEmbedEmbedder
+from mnemo_mcp.embedding import make_embedder
 from mnemo_mcp.service import MemoryService
 
 from .common import percentile
@@ -61,24 +65,25 @@ def build(db: Path, texts: list[str], embedder, batch: int = 256) -> dict[str, f
     return {"batched_writes_per_s": len(texts) / elapsed, "build_s": elapsed}
 
 
+KNN_FLOOR = "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = 100"
+
+
 def service_figures(db: Path, embedder, queries: list[str], reads: int, singles: int, rng: random.Random) -> dict[str, Any]:
     svc = MemoryService(Settings(db=db), embedder)
     qs = [rng.choice(queries) for _ in range(reads)]
     svc.read(qs[0])  # warm caches
-    read_ms = []
+    conn = svc.store.conn
+    conn.execute(KNN_FLOOR, (embedder.embed_query(qs[0]).tobytes(),)).fetchall()
+    read_ms, floor_ms = [], []
     for q in qs:
         t = time.perf_counter()
         svc.read(q, top_k=10)
         read_ms.append((time.perf_counter() - t) * 1000)
-    floor_ms = []
-    conn = svc.store.conn
-    for q in qs:
         t = time.perf_counter()
         vec = embedder.embed_query(q)
-        conn.execute(
-            "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = 100", (vec.tobytes(),)
-        ).fetchall()
+        conn.execute(KNN_FLOOR, (vec.tobytes(),)).fetchall()
         floor_ms.append((time.perf_counter() - t) * 1000)
+    recall = vector_recall(svc, embedder, qs[: min(len(qs), 100)])
     write_ms = []
     stored = 0
     # Distinct texts through the default path, near-duplicate check included (a text it flags
@@ -103,7 +108,9 @@ def service_figures(db: Path, embedder, queries: list[str], reads: int, singles:
         "read_p50_ms": percentile(read_ms, 0.5),
         "read_p95_ms": percentile(read_ms, 0.95),
         "floor_p50_ms": percentile(floor_ms, 0.5),
+        "floor_p95_ms": percentile(floor_ms, 0.95),
         "read_over_floor": percentile(read_ms, 0.5) / percentile(floor_ms, 0.5),
+        **recall,
         "single_write_p50_ms": percentile(write_ms, 0.5),
         "single_writes_per_s": 1000 / statistics.mean(write_ms),
         "singles_stored": stored,
@@ -113,17 +120,85 @@ def service_figures(db: Path, embedder, queries: list[str], reads: int, singles:
     }
 
 
+def vector_recall(svc: MemoryService, embedder, queries: list[str]) -> dict[str, float]:
+    """Recall@10 and @100 of the nearest memories a read starts from (the store's KNN, through
+    the in-memory index when it is on) against sqlite-vec's exact KNN on the same file."""
+    hits = {10: 0.0, 100: 0.0}
+    for q in queries:
+        vec = embedder.embed_query(q)
+        with svc.store.db.read():
+            got = [r for r, _ in svc.store.knn(vec, 100, domains=None, include_archived=False, tags=None)]
+            exact = [r for r, _ in svc.store.conn.execute(KNN_FLOOR.replace("k = 100", "k = 100 AND archived = 0"), (vec.tobytes(),))]
+        for k in hits:
+            hits[k] += len(set(got[:k]) & set(exact[:k])) / max(1, min(k, len(exact)))
+    return {f"vector_recall@{k}": v / max(1, len(queries)) for k, v in hits.items()}
+
+
+def _server_command() -> tuple[str, list[str]]:
+    exe = shutil.which("mnemo-mcp")
+    return (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
+
+
+BARE_SERVER = "from mcp.server.mcpserver import MCPServer; MCPServer(name='bare').run()"
+
+
+def _child_peak_rss_mb(marker: str) -> float | None:
+    """VmHWM of this process's child whose command line holds `marker` (Linux), else None."""
+    me = str(os.getpid())
+    for pid in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
+        try:
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1] != me:
+                continue
+            if marker.encode() not in open(f"/proc/{pid}/cmdline", "rb").read():
+                continue
+            for line in open(f"/proc/{pid}/status"):
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+async def _initialize_ms(command: str, args: list[str], env: dict[str, str]) -> float:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    t0 = time.perf_counter()
+    async with stdio_client(StdioServerParameters(command=command, args=args, env=env)) as (r, w):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            return (time.perf_counter() - t0) * 1000
+
+
+async def _startup(db: Path, reps: int) -> dict[str, float]:
+    """`initialize` of mnemo-mcp and of a bare MCPServer (same interpreter, same client),
+    alternating so both see the same machine; p50 of each and their ratio."""
+    env = _server_env(db)
+    command, args = _server_command()
+    ours, bare = [], []
+    for _ in range(reps):
+        ours.append(await _initialize_ms(command, args, env))
+        bare.append(await _initialize_ms(sys.executable, ["-c", BARE_SERVER], env))
+    return {
+        "initialize_ms": percentile(ours, 0.5),
+        "bare_initialize_ms": percentile(bare, 0.5),
+        "initialize_over_bare": percentile(ours, 0.5) / percentile(bare, 0.5),
+    }
+
+
+def _server_env(db: Path) -> dict[str, str]:
+    return {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
+        # No automatic backup in the background: the figures measure reads, not a file copy.
+        "MNEMO_DB": str(db), "MNEMO_AUTO_BACKUP": "false"}
+
+
 async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random) -> dict[str, float]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    exe = shutil.which("mnemo-mcp")
-    command, args = (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
-    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
-        # No automatic backup in the background: the figures measure reads, not a file copy.
-        "MNEMO_DB": str(db), "MNEMO_AUTO_BACKUP": "false"}
+    command, args = _server_command()
     t0 = time.perf_counter()
-    async with stdio_client(StdioServerParameters(command=command, args=args, env=env)) as (r, w):
+    async with stdio_client(StdioServerParameters(command=command, args=args, env=_server_env(db))) as (r, w):
         async with ClientSession(r, w) as session:
             await session.initialize()
             t_init = time.perf_counter() - t0
@@ -135,17 +210,22 @@ async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random) -
                 t = time.perf_counter()
                 await session.call_tool("memory_read", {"query": rng.choice(queries), "top_k": 10})
                 lat.append((time.perf_counter() - t) * 1000)
+            peak = _child_peak_rss_mb("mnemo")
     return {
-        "initialize_ms": t_init * 1000,
+        "stdio_initialize_ms": t_init * 1000,
         "first_read_ms": t_first * 1000,
         "stdio_read_p50_ms": percentile(lat, 0.5),
         "stdio_read_p95_ms": percentile(lat, 0.95),
+        **({"server_peak_rss_mb": peak} if peak is not None else {}),
     }
 
 
-def run(data: Path, sizes: Sequence[int], reads: int, singles: int, seed: int) -> dict[str, Any]:
+def run(
+    data: Path, sizes: Sequence[int], reads: int, singles: int, seed: int, startups: int, stores: Path | None = None
+) -> dict[str, Any]:
     rng = random.Random(seed)
-    embedder = FastEmbedEmbedder()
+    base = Settings(db=Path(tempfile.gettempdir()) / "unused.db")
+    embedder = make_embedder(base.embed_model, base.model_cache_dir)
     embedder.embed_query("warm up")
     qs = questions(data)
     rows = []
@@ -154,24 +234,35 @@ def run(data: Path, sizes: Sequence[int], reads: int, singles: int, seed: int) -
             db = Path(tmp) / f"n{n}" / "memory.db"
             db.parent.mkdir()
             row: dict[str, Any] = {"n": n}
-            row |= build(db, corpus(data, n), embedder)
+            built = stores / f"n{n}" / "memory.db" if stores else None
+            if built is not None and built.exists():  # a store an earlier run built (no write rate then)
+                shutil.copy(built, db)
+                row |= {"batched_writes_per_s": float("nan"), "build_s": 0.0, "store_from": str(built)}
+            else:
+                row |= build(db, corpus(data, n), embedder)
+                if built is not None:
+                    built.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(db, built)
             row |= service_figures(db, embedder, qs, reads, singles, rng)
             row |= asyncio.run(_stdio(db, qs, reads, rng))
-            # Children's peak RSS is a maximum over every server started so far; sizes grow, so it
-            # is this size's server.
-            row["server_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            row["stdio_over_floor"] = row["stdio_read_p50_ms"] / row["floor_p50_ms"]
+            row |= asyncio.run(_startup(db, startups))
+            if "server_peak_rss_mb" not in row:  # no /proc: the largest child so far (sizes grow)
+                row["server_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             rows.append(row)
             print(format_row(row), flush=True)
     return {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "bench_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "rows": rows,
     }
 
 
 HEADER = (
-    f"{'N':>7} {'read p50':>9} {'p95':>7} {'floor':>7} {'ratio':>6} {'stdio p50':>10} {'p95':>7} "
-    f"{'write':>7} {'batch/s':>8} {'init':>6} {'1st read':>9} {'RSS MB':>7} {'DB MB':>7} {'consol.':>8}"
+    f"{'N':>7} {'read p50':>9} {'p95':>7} {'floor':>7} {'ratio':>6} {'stdio p50':>10} {'p95':>7} {'ratio':>6} "
+    f"{'R@10':>5} {'R@100':>6} {'write':>7} {'batch/s':>8} {'init':>6} {'bare':>6} {'ratio':>6} {'1st read':>9} "
+    f"{'RSS MB':>7} {'DB MB':>7} {'consol.':>8}"
 )
 
 
@@ -179,7 +270,9 @@ def format_row(r: dict[str, Any]) -> str:
     return (
         f"{r['n']:>7} {r['read_p50_ms']:>7.1f}ms {r['read_p95_ms']:>5.1f}ms {r['floor_p50_ms']:>5.1f}ms "
         f"{r['read_over_floor']:>6.2f} {r['stdio_read_p50_ms']:>8.1f}ms {r['stdio_read_p95_ms']:>5.1f}ms "
+        f"{r['stdio_over_floor']:>6.2f} {r['vector_recall@10']:>5.3f} {r['vector_recall@100']:>6.3f} "
         f"{r['single_write_p50_ms']:>5.1f}ms {r['batched_writes_per_s']:>8.0f} {r['initialize_ms']:>4.0f}ms "
+        f"{r['bare_initialize_ms']:>4.0f}ms {r['initialize_over_bare']:>6.2f} "
         f"{r['first_read_ms']:>7.0f}ms {r['server_peak_rss_mb']:>7.0f} {r['db_bytes'] / 2**20:>7.1f} "
         f"{r['consolidate_s']:>7.2f}s"
     )
@@ -192,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--reads", type=int, default=200, help="timed reads per size (service and stdio each)")
     p.add_argument("--writes", type=int, default=100, help="timed one-by-one writes per size")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--stores", type=Path, help="folder of stores to reuse (STORES/n<N>/memory.db; built and kept there when missing)"
+    )
+    p.add_argument("--startups", type=int, default=7, help="initialize timings per size, each for mnemo-mcp and a bare MCPServer")
     p.add_argument("--quick", action="store_true", help="CI size: N=300, 30 reads, 20 writes")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--png", type=Path, help="also draw latency against N (needs the bench extra)")
@@ -199,9 +296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not a.data.exists():
         p.error(f"{a.data} does not exist")
     sizes = [300] if a.quick else [int(x) for x in a.sizes.split(",")]
-    reads, writes = (30, 20) if a.quick else (a.reads, a.writes)
+    reads, writes, startups = (30, 20, 2) if a.quick else (a.reads, a.writes, a.startups)
     print(HEADER)
-    result = run(a.data, sizes, reads, writes, a.seed)
+    result = run(a.data, sizes, reads, writes, a.seed, startups, a.stores)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2))
     print(f"results: {a.out}")

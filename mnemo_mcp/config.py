@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     # Storage
     db: Path = Field(default_factory=lambda: Path(data_dir(), "memory.db"), description="SQLite file")
     busy_timeout_ms: int = Field(10_000, ge=0)
+    vector_index: bool = Field(
+        True, description="keep the vectors in memory for reads (false: sqlite-vec's scan on every read; same results)"
+    )
     read_log_limit: int = Field(20_000, ge=100, description="reads kept for feedback by read_id")
 
     # Backups: the MCP server takes an online copy when the newest is older than the interval

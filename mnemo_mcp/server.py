@@ -10,17 +10,20 @@ import sys
 import threading
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import ToolManager
 
 from . import __version__, tools
 from .config import Settings
 from .errors import MnemoError
 from .hooks.channel import Listener
 from .project import scoped
-from .service import MemoryService
+
+if TYPE_CHECKING:  # imported by the thread that opens the store, not before `initialize` is answered
+    from .service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ mnemo is a long-term memory that learns from outcomes.
 """
 
 
-ServiceFactory = Callable[[Settings], MemoryService]
+ServiceFactory = Callable[[Settings], "MemoryService"]
 
 
 @dataclass
@@ -49,7 +52,41 @@ class AppState:
     hooks: Listener | None = field(default=None, repr=False)
     hook_host: Any = field(default=None, repr=False)
     factory: ServiceFactory | None = field(default=None, repr=False)
+    opener: threading.Thread | None = field(default=None, repr=False)
     _open_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _start_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def start(self) -> None:
+        """Open the store and start the model loading, hooks and upkeep in a background thread,
+        once (idempotent). Called when the client's first message after `initialize` arrives
+        (or a second after start at the latest): before that, the service's imports and the
+        file's opening would compete with the handshake, which a bare MCPServer answers without
+        them. A tool call waits for the opening."""
+        with self._start_lock:
+            if self.opener is not None:
+                return
+
+            def run() -> None:
+                self.open()
+                if self.service is not None:
+                    self.warmup = threading.Thread(target=self.service.warm_up, name="mnemo-warmup", daemon=True)
+                    self.warmup.start()
+                    self.consolidate_in_background(after=self.warmup)
+                    self.listen_for_hooks()
+
+            self.opener = threading.Thread(target=run, name="mnemo-open", daemon=True)
+            self.opener.start()
+
+    def start_soon(self, delay_s: float) -> None:
+        timer = threading.Timer(delay_s, self.start)
+        timer.daemon = True
+        timer.start()
+
+    def _opened(self) -> None:
+        self.start()
+        opener = self.opener
+        if opener is not None and opener is not threading.current_thread():
+            opener.join()
 
     def open(self) -> None:
         try:
@@ -63,6 +100,7 @@ class AppState:
     def usable_service(self) -> MemoryService:
         """The service, opened again when it could not be before (the disk had no room, the file
         was damaged and a backup has been restored since): the server never has to restart."""
+        self._opened()
         with self._open_lock:
             svc = self.service
             if svc is not None and svc.store_replaced_since_damage():
@@ -92,6 +130,8 @@ class AppState:
             _on_exit.append(listener.stop)
 
     def close(self) -> None:
+        if self.opener is not None:
+            self.opener.join()
         if self.hooks is not None:
             self.hooks.stop()
             self.hook_host.close()
@@ -127,21 +167,76 @@ class AppState:
         self.consolidation.start()
 
 
+OPEN_AT_THE_LATEST_S = 1.0  # a client that sends nothing after `initialize` still gets its store opened
+
+
+async def _open_after_handshake(ctx: Any, call_next: Any) -> Any:
+    """Middleware: any message but `initialize` (first `notifications/initialized`) starts the
+    opening of the store; see AppState.start."""
+    if ctx.method != "initialize" and isinstance(ctx.lifespan_context, AppState):
+        ctx.lifespan_context.start()
+    return await call_next(ctx)
+
+
+class _DeferredTools(ToolManager):
+    """Builds the tools from their functions when they are first listed or called. Building them
+    (pydantic models of every tool's arguments and result) took 16 ms, which a bare MCPServer
+    does not spend before answering `initialize`; the client lists the tools only after it."""
+
+    def __init__(self, warn_on_duplicate_tools: bool = True):
+        super().__init__(warn_on_duplicate_tools)
+        self._pending: list[tuple[Callable[..., Any], dict[str, Any]]] | None = []
+        self._build_lock = threading.Lock()
+
+    def add_tool(self, fn: Callable[..., Any], **kwargs: Any):  # type: ignore[override]
+        if self._pending is not None:
+            self._pending.append((fn, kwargs))
+            return None
+        return super().add_tool(fn, **kwargs)
+
+    def _built(self) -> None:
+        with self._build_lock:
+            pending, self._pending = self._pending, None
+            for fn, kwargs in pending or ():
+                super().add_tool(fn, **kwargs)
+
+    def get_tool(self, name: str):  # type: ignore[override]
+        self._built()
+        return super().get_tool(name)
+
+    def list_tools(self):  # type: ignore[override]
+        self._built()
+        return super().list_tools()
+
+    def remove_tool(self, name: str) -> None:
+        self._built()
+        super().remove_tool(name)
+
+
+def _defer_tools(server: MCPServer) -> None:
+    """Swap in the deferred tool manager (an SDK attribute: left alone if this SDK has none)."""
+    current = getattr(server, "_tool_manager", None)
+    if type(current) is ToolManager and not current.list_tools():
+        server._tool_manager = _DeferredTools(current.warn_on_duplicate_tools)
+
+
+def _default_service(settings: Settings) -> MemoryService:
+    from .service import MemoryService
+
+    return MemoryService(settings)
+
+
 def build_server(settings: Settings | None = None, service_factory: ServiceFactory | None = None) -> MCPServer:
     settings = scoped(settings or Settings())
-    factory = service_factory or (lambda s: MemoryService(s))
+    factory = service_factory or _default_service
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[AppState]:
-        # Runs before the initialize reply: open the database (milliseconds) and load the model in
-        # the background, so the handshake never waits for it. A read that comes first waits.
+        # Runs before the initialize reply: the database is opened and the model loaded in the
+        # background, so the handshake never waits for them. A tool call that comes first waits;
+        # if the store cannot be opened, the tools answer with why (and try again on each call).
         state = AppState(settings, factory=factory)
-        state.open()  # on failure the tools answer with the error (and try again on each call)
-        if state.service is not None:
-            state.warmup = threading.Thread(target=state.service.warm_up, name="mnemo-warmup", daemon=True)
-            state.warmup.start()
-            state.consolidate_in_background(after=state.warmup)
-            state.listen_for_hooks()
+        state.start_soon(OPEN_AT_THE_LATEST_S)
         try:
             yield state
         finally:
@@ -153,7 +248,9 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
+        middleware=[_open_after_handshake],
     )
+    _defer_tools(server)
 
     tools.register(server)
     return server

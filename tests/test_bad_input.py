@@ -179,6 +179,7 @@ def harness(tmp_path):
         start_blocking_portal("asyncio") as portal,
         portal.wrap_async_context_manager(Client(server, mode="legacy")) as client,
     ):
+        portal.call(client.call_tool, "memory_stats", {})  # the store opens in the background: wait for it
         yield Harness(portal, client, services[0])
 
 

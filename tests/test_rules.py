@@ -545,3 +545,18 @@ def test_learned_terms_never_move_the_score_more_than_max_lift_with_a_gate_floor
     gw, cw, gate = s
     kw = dict(global_weight=gw, context_weight=cw, context_gate=gate, context_gate_floor=floor)
     assert abs(rules.final_score(rel, g, c, **kw) - rel) <= rules.max_lift(rel, **kw) + 1e-9
+
+
+def test_candidate_relevance_is_the_same_float_as_its_three_steps() -> None:
+    import random
+
+    from mnemo_mcp.core import rules
+
+    rng = random.Random(4)
+    values = [None, float("nan"), -0.5, 0.0, 0.1, 0.8, 1.0, 2.5] + [rng.uniform(-1, 3) for _ in range(200)]
+    for _ in range(5000):
+        cos, bm = rng.choice(values), rng.choice(values)
+        idf = rng.choice([0.0, -1.0, 1e-6, 0.7, 3.2, 11.0])
+        floor, ceil, weight = rng.choice([(0.1, 0.8, 0.4), (0.0, 1.0, 0.0), (0.2, 0.7, 1.0), (-0.3, 0.9, 0.55)])
+        steps = rules.relevance(rules.semantic_score(cos, floor, ceil), rules.lexical_score(bm, idf), weight)
+        assert rules.candidate_relevance(cos, bm, idf, floor, ceil, weight) == steps

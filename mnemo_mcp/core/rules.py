@@ -71,6 +71,25 @@ def relevance(semantic: float, lexical: float, sem_weight: float) -> float:
     return clamp(sem_weight * semantic + (1.0 - sem_weight) * lexical, 0.0, 1.0)
 
 
+def candidate_relevance(
+    cosine: float | None, bm25: float | None, idf_total: float, sem_floor: float, sem_ceil: float, sem_weight: float
+) -> float:
+    """relevance(semantic_score(cosine), lexical_score(bm25), sem_weight) in one call, operation
+    for operation (so the same float): a read computes it for every candidate."""
+    if cosine is None or cosine != cosine:  # NaN
+        sem = 0.0
+    else:
+        sem = (cosine - sem_floor) / (sem_ceil - sem_floor)
+        sem = 0.0 if sem < 0.0 else 1.0 if sem > 1.0 else sem
+    if bm25 is None or idf_total <= 0 or bm25 != bm25:
+        lex = 0.0
+    else:
+        lex = bm25 / idf_total
+        lex = 0.0 if lex < 0.0 else 1.0 if lex > 1.0 else lex
+    rel = sem_weight * sem + (1.0 - sem_weight) * lex
+    return 0.0 if rel < 0.0 else 1.0 if rel > 1.0 else rel
+
+
 # --- quality -------------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -31,6 +32,18 @@ def rnd(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
+_EMBEDDING_THREAD: ThreadPoolExecutor | None = None
+_EMBEDDING_LOCK = threading.Lock()
+
+
+def _embedding_thread() -> ThreadPoolExecutor:
+    global _EMBEDDING_THREAD
+    with _EMBEDDING_LOCK:
+        if _EMBEDDING_THREAD is None:
+            _EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-embed")
+        return _EMBEDDING_THREAD
+
+
 class ServiceContext:
     """What every part of the service is built from: settings, the store, the embedder and the
     clock. It binds the model to the store once, for every part."""
@@ -42,7 +55,7 @@ class ServiceContext:
         clock: Callable[[], datetime] | None = None,
     ):
         self.settings = settings or Settings()
-        self.store = Store(self.settings.db, self.settings.busy_timeout_ms)
+        self.store = Store(self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index)
         try:
             self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
             # Name check now (cheap); the dimension is checked when the model has loaded.
@@ -100,6 +113,14 @@ class Part:
     def _embed_query(self, text: str) -> np.ndarray:
         self.ctx.ensure_bound()
         return self.embedder.embed_query(text)
+
+    def _embed_query_soon(self, text: str) -> Callable[[], np.ndarray]:
+        """Start embedding `text` on the process's embedding thread -> a call that waits for
+        the vector. onnxruntime and SQLite both release the GIL, so a read's keyword pass runs
+        meanwhile. The model is loaded and bound here first: binding may write, and the caller
+        will be inside a read transaction when it waits."""
+        self.ctx.ensure_bound()
+        return _embedding_thread().submit(self.embedder.embed_query, text).result
 
     # --- quality -----------------------------------------------------------------------
 

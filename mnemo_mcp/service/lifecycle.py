@@ -165,7 +165,6 @@ class Lifecycle(Part):
         tiers, archive what outlived its retention window, merge near-duplicates, decay links.
         With dry_run nothing is written and the report is the same."""
         dry_run = validate.flag(dry_run, "dry_run")
-        s = self.settings
         as_of = now or self.clock()
         stamp = iso(as_of)
         started = iso(self.clock())

@@ -6,7 +6,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import validate
 from ..core import rules
@@ -65,9 +65,10 @@ class Reading(Part):
         validate.flag(include_archived, "include_archived")
         expand = s.expand_associations if expand_associations is None else validate.flag(expand_associations, "expand_associations")
         q_concepts = extract_concepts(query)
-        qvec = None if keyword_only else self._embed_query(query)
+        # The query is embedded on another thread while this one runs the keyword pass.
+        vector = None if keyword_only else self._embed_query_soon(query)
         ranked, expanded = self._rank(
-            query, qvec, q_concepts, k, tag_filter, domains, include_archived, expand, exclude_quarantined=exclude_quarantined
+            query, vector, q_concepts, k, tag_filter, domains, include_archived, expand, exclude_quarantined=exclude_quarantined
         )
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
@@ -98,14 +99,16 @@ class Reading(Part):
     ) -> list[MemoryItem]:
         """Count each returned memory's use and log the read for feedback (one write) -> the items."""
         items: list[MemoryItem] = []
+        usage: list[dict[str, Any]] = []
         with self.store.db.write():
             rows = self.store.by_rowids([r[0] for r in ranked])
             for r in ranked:
                 if r[0] not in rows:  # deleted by another process since ranking
                     continue
                 row = rows[r[0]]
-                self._count_retrieval(row, len(items) + 1, stamp)
+                usage.append(self._count_retrieval(row, len(items) + 1, stamp))
                 items.append(self._item(row, r))
+            self.store.record_usage(usage)  # one statement for all of them
             self.store.record_read(
                 {
                     "id": read_id,
@@ -119,21 +122,21 @@ class Reading(Part):
             )
         return items
 
-    def _count_retrieval(self, row: dict[str, Any], rank: int, stamp: str) -> None:
-        """A read returned this memory at `rank`: update its usage and quality (inside a write)."""
+    def _count_retrieval(self, row: dict[str, Any], rank: int, stamp: str) -> dict[str, Any]:
+        """A read returned this memory at `rank`: its new usage and quality (the caller stores them)."""
         row["access_count"] += 1
         row["retrieval_count"] += 1
         row["reciprocal_rank_sum"] += 1.0 / rank
         self._refresh_quality(row)
-        self.store.update(
-            row["id"],
-            access_count=row["access_count"],
-            retrieval_count=row["retrieval_count"],
-            reciprocal_rank_sum=row["reciprocal_rank_sum"],
-            last_accessed_at=stamp,
-            quality=row["quality"],
-            metadata=row["metadata"],
-        )
+        return {
+            "id": row["id"],
+            "access_count": row["access_count"],
+            "retrieval_count": row["retrieval_count"],
+            "reciprocal_rank_sum": row["reciprocal_rank_sum"],
+            "last_accessed_at": stamp,
+            "quality": row["quality"],
+            "metadata": row["metadata"],
+        }
 
     def _item(self, row: dict[str, Any], ranked: tuple[int, float, float, str | None]) -> MemoryItem:
         _, rel, score, via = ranked
@@ -161,23 +164,23 @@ class Reading(Part):
     def _candidates(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        vector: Callable[[], np.ndarray] | None,
         pool: int,
         tags: list[str] | None,
         domains: list[str] | None,
         archived: bool,
         expanded: list[tuple[str, float]],
-    ) -> tuple[dict[int, Candidate], float]:
+    ) -> tuple[dict[int, Candidate], float, dict[int, tuple]]:
         """Union of vector, keyword and (with `expanded`: linked concepts and link strengths)
-        linked-concept candidates, each with its scores filled in. -> (candidates, query IDF)."""
+        linked-concept candidates, each with its scores filled in -> (candidates, query IDF, their
+        scoring rows). `vector` gives the query's embedding, computed meanwhile (None: keywords only)."""
         st = self.store
         words = query_words(query)
         match = fts_match_expression(words)
         tokens = list(dict.fromkeys(t for w in words for t in st.tokenize(w)))
-        cands: dict[int, Candidate] = {}
-        if qvec is not None:
-            for rowid, cos in st.knn(qvec, pool, domains=domains, include_archived=archived, tags=tags):
-                cands[rowid] = Candidate(rowid, cosine=cos)
+        if vector is not None:
+            st.vector_index()  # attached first, so the keyword pass filters through it too
+        scored: list[tuple[int, float]] = []
         idf_total = 0.0
         if match and tokens:
             # FTS5 scores every match to sort them anyway, so one pass that returns up to
@@ -185,13 +188,18 @@ class Reading(Part):
             # candidates, the rest give vector candidates their BM25. (A second query filtered by
             # rowid took 14 ms of a 15 ms read.) A vector candidate below that depth keeps BM25 None.
             scored = st.fts(match, max(pool, LEXICAL_SCORED), domains=domains, include_archived=archived, tags=tags)
-            for i, (rowid, bm) in enumerate(scored):
-                if i < pool:
-                    cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
-                elif rowid in cands:
-                    cands[rowid].bm25 = bm
             total, counts = st.term_document_counts(tokens)
             idf_total = sum(rules.fts5_idf(total, n) for n in counts.values())
+        # What does not need the query's vector is done before waiting for it.
+        deeper = dict(scored[pool:])
+        rows = st.scoring_rows(r for r, _ in scored[:pool])
+        qvec = vector() if vector is not None else None
+        cands: dict[int, Candidate] = {}
+        if qvec is not None:
+            for rowid, cos in st.knn(qvec, pool, domains=domains, include_archived=archived, tags=tags):
+                cands[rowid] = Candidate(rowid, cosine=cos, bm25=deeper.get(rowid))
+        for rowid, bm in scored[:pool]:
+            cands.setdefault(rowid, Candidate(rowid)).bm25 = bm
         # One keyword query per linked concept, so each memory reached is credited by the link
         # that reached it: relevance = expand_weight * link strength * keyword score.
         for concept, strength in expanded:
@@ -211,12 +219,13 @@ class Reading(Part):
             missing_cos = [c.rowid for c in cands.values() if c.cosine is None]
             for rowid, cos in st.cosines(qvec, missing_cos).items():
                 cands[rowid].cosine = cos
-        return cands, idf_total
+        rows.update(st.scoring_rows(r for r in cands if r not in rows))
+        return cands, idf_total, rows
 
     def _rank(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        vector: Callable[[], np.ndarray] | None,
         q_concepts: list[str],
         k: int,
         tags: list[str] | None,
@@ -231,33 +240,32 @@ class Reading(Part):
         s = self.settings
         pool = max(s.candidates, 2 * k)
         # Without a query vector, relevance is the keyword score alone (not 60% of it).
-        sem_weight = s.sem_weight if qvec is not None else 0.0
+        sem_weight = s.sem_weight if vector is not None else 0.0
         with self.store.db.read():
             expanded = []
             if expand:
                 expanded = [(b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)]
-            cands, idf_total = self._candidates(query, qvec, pool, tags, domains, archived, expanded)
-            rows = self.store.scoring_rows(cands)
-            cue_map = self.store.cue_values([r["id"] for r in rows.values()], q_concepts) if s.boost_enabled else {}
+            cands, idf_total, rows = self._candidates(query, vector, pool, tags, domains, archived, expanded)
+            cue_map = self.store.cue_values([r[0] for r in rows.values()], q_concepts) if s.boost_enabled else {}
             concept_weights = self._concept_weights(q_concepts) if cue_map else {}
         out = []
         for rowid, c in cands.items():
             row = rows.get(rowid)
-            if row is None or (exclude_quarantined and row["quarantined"]):
+            if row is None:
                 continue
-            rel = rules.relevance(
-                rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil),
-                rules.lexical_score(c.bm25, idf_total),
-                sem_weight,
-            )
+            mid, valence, quality, explicit, created_at, quarantined = row
+            if exclude_quarantined and quarantined:
+                continue
+            rel = rules.candidate_relevance(c.cosine, c.bm25, idf_total, s.sem_floor, s.sem_ceil, sem_weight)
             via = None
             if c.linked > rel:  # reached through a linked concept rather than the query's words
                 rel, via = c.linked, c.via
             score = rel
-            if s.boost_enabled:
-                explicit = row["feedback_count"] + row["rating_count"]
-                g = rules.global_signal(row["valence"], row["quality"], explicit, s.valence_share)
-                ctx = rules.context_signal(cue_map.get(row["id"], {}), concept_weights, s.context_sharpness)
+            # A memory nobody judged (no valence, ratings, feedback or links) scores its relevance
+            # exactly (the learned terms are 0.0): most candidates, so their arithmetic is skipped.
+            if s.boost_enabled and (valence or explicit or mid in cue_map):
+                g = rules.global_signal(valence, quality, explicit, s.valence_share)
+                ctx = rules.context_signal(cue_map.get(mid, {}), concept_weights, s.context_sharpness)
                 score = rules.final_score(
                     rel,
                     g,
@@ -267,7 +275,7 @@ class Reading(Part):
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            out.append((rowid, rel, score, via, row["created_at"], row["id"]))
+            out.append((rowid, rel, score, via, created_at, mid))
         out.sort(key=lambda t: (-t[2], -t[1], t[4], t[5]))
         return [t[:4] for t in out], [c for c, _ in expanded]
 

@@ -141,6 +141,7 @@ class Database:
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
+        self.transactions = 0  # outermost transactions begun: tells one snapshot from the next
 
     def _usable(self) -> None:
         if self.damaged is not None:
@@ -164,6 +165,10 @@ class Database:
             if self.damaged is None:
                 self.damaged = message
                 self.conn.close()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
 
     def replaced(self) -> bool:
         """True when another file now sits at our path (a backup was restored, say)."""
@@ -191,6 +196,7 @@ class Database:
                 raise self._fault(err) from err
             self._depth = 1
             self._writing = True
+            self.transactions += 1
             try:
                 yield self.conn
                 _retry_busy(lambda: self.conn.execute("COMMIT"), self.busy_timeout_ms)
@@ -224,6 +230,7 @@ class Database:
             except apsw.Error as err:
                 raise self._fault(err) from err
             self._depth = 1
+            self.transactions += 1
             try:
                 yield self.conn
             except apsw.Error as err:

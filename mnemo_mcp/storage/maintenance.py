@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from . import vectors
 from .rows import json_list
 
 if TYPE_CHECKING:
@@ -101,9 +102,11 @@ class MaintenanceQueries:
             "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (?, ?, ?, ?)",
             (rowid, np.asarray(vector, dtype=np.float32).tobytes(), archived, domain),
         )
+        vectors.note_change(self.conn, rowid)
 
     def drop_vector(self, rowid: int) -> None:
         self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
+        vectors.note_change(self.conn, rowid)
 
     def sync_vector_filters(self, rowid: int) -> None:
         self.conn.execute(

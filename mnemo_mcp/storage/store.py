@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 import apsw
 
-from ..errors import AmbiguousId, ModelMismatch, NotFound
+from ..errors import AmbiguousId, MnemoError, ModelMismatch, NotFound
 from .browse import BrowseQueries
 from .cases import CaseQueries
 from .db import Database
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
-from .rows import HAS_A_TAG, MEMORY_COLUMNS, SELECT_MEMORIES, decode_row, encode, in_list, json_list, pack_vector
+from .rows import MEMORY_COLUMNS, SELECT_MEMORIES, decode_row, encode, in_list, json_list, pack_vector
+from .search import SearchQueries
+from . import vectors
 
 MIN_PREFIX = 8
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # imported where vectors are handled: hook processes never need numpy
     import numpy as np
 
 
-class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
-    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000):
+class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
+    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000, *, vector_index: bool = True):
         self.db = Database(path, busy_timeout_ms)
         try:
             migrate(self.db)
@@ -31,8 +36,12 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
             self.db.close()
             raise
         self._tokenizer = self.db.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        self._index: vectors.VectorIndex | None = None
+        self._index_wanted = vector_index
+        self._index_checked = not vector_index  # looked for on first use; off: never
 
     def close(self) -> None:
+        self._index = None  # the process's copy of the vectors goes when no open Store uses it
         self.db.close()
 
     @property
@@ -75,7 +84,11 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
         self.check_model(name, dim)
         with self.db.read():
             bound = self.get_meta("embedding_model") is not None and self.has_vector_table()
-        if bound:  # nothing to write: a read must not need a free byte of disk
+            logged = vectors.has_log(self.conn)
+        if bound and logged:  # nothing to write: a read must not need a free byte of disk
+            return
+        if bound:
+            self._add_vector_log()
             return
         with self.db.write() as conn:
             if self.get_meta("embedding_model") is None:
@@ -85,6 +98,20 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0("
                 f"embedding float[{int(dim)}] distance_metric=cosine, archived integer, domain text)"
             )
+            vectors.create_log(conn)
+        self._index_checked = not self._index_wanted
+
+    def _add_vector_log(self) -> None:
+        """A file bound before the in-memory index existed gets its change log once. Not a
+        numbered migration: like the vector table it belongs with the bound model, and a file
+        without it (a full disk now, an older mnemo-mcp's file) is still read, through SQL."""
+        try:
+            with self.db.write() as conn:
+                vectors.create_log(conn)
+        except MnemoError as err:  # a full disk, a read-only file: reads work as before
+            log.warning("could not add the vector change log (%s): reads use sqlite-vec's scan", err)
+            return
+        self._index_checked = not self._index_wanted
 
     # --- memories ------------------------------------------------------------------------
 
@@ -122,19 +149,19 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
         )
         return {r[0]: decode_row(r) for r in rows}
 
-    def scoring_rows(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
-        """Just what ranking needs of each candidate (no content, no JSON parsing)."""
+    def scoring_rows(self, rowids: Iterable[int]) -> dict[int, tuple[str, float, float, int, str, int]]:
+        """Just what ranking needs of each candidate, as plain tuples (no content, no JSON
+        parsing, no dict per row): rowid -> (id, valence, quality, ratings + feedback events,
+        created_at, quarantined 0/1)."""
         ids = list(rowids)
         if not ids:
             return {}
-        cols = ("id", "valence", "quality", "feedback_count", "rating_count", "created_at", "quarantined")
         rows = self.conn.execute(
-            "SELECT rowid, id, valence, quality, feedback_count, "
-            "coalesce(json_extract(metadata, '$.rating_count'), 0), created_at, quarantine IS NOT NULL FROM memories "
-            "WHERE rowid IN (SELECT value FROM json_each(?))",
+            "SELECT rowid, id, valence, quality, feedback_count + coalesce(json_extract(metadata, '$.rating_count'), 0), "
+            "created_at, quarantine IS NOT NULL FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
             (json_list(ids),),
         )
-        return {r[0]: dict(zip(cols, r[1:])) for r in rows}
+        return {r[0]: r[1:] for r in rows}
 
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
@@ -166,6 +193,17 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
                 (memory_id,),
             )
 
+    def record_usage(self, usage: list[dict[str, Any]]) -> None:
+        """A read's bookkeeping for the memories it returned: usage counts, quality, metadata."""
+        if not usage:
+            return
+        self.conn.executemany(
+            "UPDATE memories SET access_count = :access_count, retrieval_count = :retrieval_count, "
+            "reciprocal_rank_sum = :reciprocal_rank_sum, last_accessed_at = :last_accessed_at, "
+            "quality = :quality, metadata = :metadata WHERE id = :id",
+            [{**u, "metadata": json.dumps(u["metadata"])} for u in usage],
+        )
+
     def delete(self, memory_id: str) -> bool:
         row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if not row:
@@ -179,98 +217,6 @@ class Store(MaintenanceQueries, CaseQueries, BrowseQueries):
     def all_memories(self) -> Iterable[dict[str, Any]]:
         for r in self.conn.execute(SELECT_MEMORIES + " ORDER BY m.rowid"):
             yield decode_row(r)
-
-    # --- search --------------------------------------------------------------------------
-
-    def tokenize(self, text: str) -> list[str]:
-        """Tokens exactly as the full-text index stores them (porter-stemmed, folded)."""
-        toks = self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
-        return [t[2] for t in toks]
-
-    @classmethod
-    def _filters(cls, domains: list[str] | None, include_archived: bool, tags: list[str] | None) -> list[str]:
-        """SQL conditions on `memories m` for the read filters (named parameters :d<i>, :tags)."""
-        clauses = []
-        if domains is not None:
-            clauses.append("m.domain IN " + in_list(domains)[0])
-        if not include_archived:
-            clauses.append("m.archived = 0")
-        if tags:
-            clauses.append(HAS_A_TAG)
-        return clauses
-
-    def knn(
-        self, vector: np.ndarray, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
-    ) -> list[tuple[int, float]]:
-        """Nearest memories by cosine distance; filters are applied inside the KNN query."""
-        in_domains, dparams = in_list(domains or [])
-        params: dict[str, Any] = {"v": pack_vector(vector), "k": k, "tags": json_list(tags or []), **dparams}
-        where = ["embedding MATCH :v", "k = :k"]
-        if tags:
-            allowed = " AND ".join(self._filters(domains, include_archived, tags))
-            where.append(f"rowid IN (SELECT m.rowid FROM memories m WHERE {allowed})")
-        else:
-            if domains is not None:
-                where.append("domain IN " + in_domains)
-            if not include_archived:
-                where.append("archived = 0")
-        sql = "SELECT rowid, distance FROM memory_vectors WHERE " + " AND ".join(where)
-        return [(r, 1.0 - d) for r, d in self.conn.execute(sql, params)]
-
-    def cosines(self, vector: np.ndarray, rowids: Iterable[int], *, few: bool = False) -> dict[int, float]:
-        """Cosine to the given memories. vec0 answers `rowid IN (...)` by scanning every vector
-        (2 ms at 10k, growing with the store) and a single-rowid lookup in ~0.2 ms at any size,
-        so a handful of ids (`few`) are looked up one by one."""
-        ids = list(rowids)
-        if not ids:
-            return {}
-        if few:
-            out = {}
-            v = pack_vector(vector)
-            for rowid in ids:
-                row = self.conn.execute(
-                    "SELECT vec_distance_cosine(embedding, ?) FROM memory_vectors WHERE rowid = ?", (v, rowid)
-                ).fetchone()
-                if row:
-                    out[rowid] = 1.0 - row[0]
-            return out
-        rows = self.conn.execute(
-            "SELECT rowid, vec_distance_cosine(embedding, ?) FROM memory_vectors "
-            "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (pack_vector(vector), json_list(ids)),
-        )
-        return {r: 1.0 - d for r, d in rows}
-
-    def fts(
-        self,
-        match: str,
-        k: int,
-        *,
-        domains: list[str] | None,
-        include_archived: bool,
-        tags: list[str] | None,
-    ) -> list[tuple[int, float]]:
-        """BM25 (positive, higher is better) of memories matching the FTS5 expression."""
-        params: dict[str, Any] = {"q": match, "k": k, "tags": json_list(tags or []), **in_list(domains or [])[1]}
-        # The full-text match drives the query and the filters are checked on the joined row:
-        # `rowid IN (filter subquery)` made SQLite rescan the filter per match (80 ms at 1k rows).
-        where = ["f.memories_fts MATCH :q", *self._filters(domains, include_archived, tags)]
-        sql = (
-            "SELECT f.rowid, -bm25(f.memories_fts, 1.0, 0.5) AS score FROM memories_fts f "
-            "JOIN memories m ON m.rowid = f.rowid WHERE " + " AND ".join(where) + " ORDER BY score DESC LIMIT :k"
-        )
-        return list(self.conn.execute(sql, params))
-
-    def term_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
-        """(documents in the index, documents holding each token), for IDF."""
-        total = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        counts = dict(
-            self.conn.execute(
-                "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
-                (json_list(tokens),),
-            )
-        )
-        return total, {t: counts.get(t, 0) for t in tokens}
 
     # --- learning state ------------------------------------------------------------------
 
