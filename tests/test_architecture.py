@@ -185,3 +185,49 @@ def test_the_facade_takes_keyword_arguments_after_the_subject(hash_service):
         if len(names := [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]) > 1
     }
     assert not positional, positional
+
+
+def _store_attributes_used_by_the_service() -> dict[str, set[str]]:
+    """Attributes the service reaches on a store (`self.store.x`, `svc.store.x`, `st.x` with
+    `st = self.store`), and on its transactions (`...store.db.x`), by module."""
+    aliases = {"self.store", "svc.store", "st", "self.ctx.store"}
+    used: dict[str, set[str]] = {}
+    for module in (m for m in MODULES if _inside(m, ("mnemo_mcp.service",))):
+        for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute):
+                base = ast.unparse(node.value)
+                if base in aliases:
+                    used.setdefault(node.attr, set()).add(module)
+                elif base.endswith(".db") and base[: -len(".db")] in aliases:
+                    used.setdefault(f"db.{node.attr}", set()).add(module)
+    return used
+
+
+def test_the_service_reaches_storage_only_through_the_store_interface():
+    from mnemo_mcp.storage.interface import MemoryStore, Transactions
+
+    declared = {n for n in dir(MemoryStore) if not n.startswith("_")} | set(MemoryStore.__annotations__)
+    declared |= {f"db.{n}" for n in dir(Transactions) if not n.startswith("_")} | {
+        f"db.{n}" for n in Transactions.__annotations__
+    }
+    used = _store_attributes_used_by_the_service()
+    assert "get" in used and "db.write" in used  # the walk finds what it should
+    undeclared = {name: mods for name, mods in used.items() if name not in declared}
+    assert not undeclared, f"declare these in storage/interface.py (a second backend needs them): {undeclared}"
+
+
+def test_the_sqlite_store_implements_the_whole_interface():
+    import inspect
+
+    from mnemo_mcp.storage.db import Database
+    from mnemo_mcp.storage.interface import MemoryStore, Transactions
+    from mnemo_mcp.storage.store import Store
+
+    for protocol, impl in ((MemoryStore, Store), (Transactions, Database)):
+        for name, member in vars(protocol).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            assert hasattr(impl, name), f"{impl.__name__} lacks {name}"
+            want = [p.name for p in inspect.signature(member).parameters.values()]
+            have = [p.name for p in inspect.signature(getattr(impl, name)).parameters.values()]
+            assert have == want, f"{impl.__name__}.{name}{have} differs from the interface's {want}"

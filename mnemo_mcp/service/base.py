@@ -13,6 +13,7 @@ from ..config import Settings
 from ..core import rules
 from ..embedding import Embedder, make_embedder
 from ..errors import NotFound
+from ..storage.interface import MemoryStore
 from ..storage.store import Store
 
 if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
@@ -55,7 +56,7 @@ class ServiceContext:
         clock: Callable[[], datetime] | None = None,
     ):
         self.settings = settings or Settings()
-        self.store = Store(self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index)
+        self.store: MemoryStore = Store(self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index)
         try:
             self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
             # Name check now (cheap); the dimension is checked when the model has loaded.

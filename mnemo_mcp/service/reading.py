@@ -179,7 +179,7 @@ class Reading(Part):
         match = fts_match_expression(words)
         tokens = list(dict.fromkeys(t for w in words for t in st.tokenize(w)))
         if vector is not None:
-            st.vector_index()  # attached first, so the keyword pass filters through it too
+            st.prepare_vector_search()
         scored: list[tuple[int, float]] = []
         idf_total = 0.0
         if match and tokens:

@@ -67,6 +67,11 @@ class SearchQueries:
             self._index_synced = self.db.transactions
         return index
 
+    def prepare_vector_search(self) -> None:
+        """A read that searches by vector is about to start: the in-memory index is attached
+        first, so the keyword pass that runs before the vector is ready filters through it too."""
+        self.vector_index()
+
     def _use_index(self, tags: list[str] | None, attach: bool = True) -> vectors.VectorIndex | None:
         return None if tags else self.vector_index(attach)
 
