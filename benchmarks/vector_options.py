@@ -101,6 +101,40 @@ def measure(db: Path, queries: np.ndarray) -> dict[str, Any]:
     out["memory float32"] = _timed(lambda q: [r for r, _ in index.knn(q, K, mask)], queries, exact) | {
         "memory_mb": index.nbytes() / 2**20
     }
+    out |= _bit_codes(conn, index, queries, exact)
+    _quantized_table(conn, "opt_bits", "bit", matrix, rowids, None)
+    out["vec0 bit + rescore"] = _timed(
+        lambda q: _rescore(conn, q, [r for (r,) in conn.execute("SELECT rowid FROM opt_bits WHERE embedding MATCH vec_bit(?) AND k = 1000", (np.packbits(q > 0).tobytes(),))]),
+        queries,
+        exact,
+    ) | {"memory_mb": 0.0}
+    scale = np.abs(matrix).max(axis=0) / 127
+    _quantized_table(conn, "opt_int8", "int8", matrix, rowids, scale)
+    out["vec0 int8 + rescore"] = _timed(
+        lambda q: _rescore(
+            conn,
+            q,
+            [
+                r
+                for (r,) in conn.execute(
+                    "SELECT rowid FROM opt_int8 WHERE embedding MATCH vec_int8(?) AND k = 300",
+                    (np.clip(np.round(q / scale), -127, 127).astype(np.int8).tobytes(),),
+                )
+            ],
+        ),
+        queries,
+        exact,
+    ) | {"memory_mb": 0.0}
+    out |= _partitions(conn, matrix, rowids, queries)
+    conn.close()
+    return out
+
+
+def _bit_codes(conn: apsw.Connection, index: vectors.VectorIndex, queries: np.ndarray, exact: list[list[int]]) -> dict[str, Any]:
+    """Bit codes in memory, the 1,000 nearest by Hamming distance re-scored exactly, with the
+    floats from the in-memory matrix or read in place from sqlite-vec's chunk blobs."""
+    matrix, rowids = index.matrix[: index.n], index.rowids[: index.n]
+    out: dict[str, Any] = {}
     codes = np.packbits(matrix > 0, axis=1)
     words = codes.view(np.uint64)
 
@@ -145,31 +179,6 @@ def measure(db: Path, queries: np.ndarray) -> dict[str, Any]:
     out["memory bits + rescore from sqlite-vec's blobs"] = _timed(bits_blob_rescore, queries, exact) | {
         "memory_mb": (codes.nbytes + rowids.nbytes + chunk_of.nbytes + offset_of.nbytes) / 2**20
     }
-    _quantized_table(conn, "opt_bits", "bit", matrix, rowids, None)
-    out["vec0 bit + rescore"] = _timed(
-        lambda q: _rescore(conn, q, [r for (r,) in conn.execute("SELECT rowid FROM opt_bits WHERE embedding MATCH vec_bit(?) AND k = 1000", (np.packbits(q > 0).tobytes(),))]),
-        queries,
-        exact,
-    ) | {"memory_mb": 0.0}
-    scale = np.abs(matrix).max(axis=0) / 127
-    _quantized_table(conn, "opt_int8", "int8", matrix, rowids, scale)
-    out["vec0 int8 + rescore"] = _timed(
-        lambda q: _rescore(
-            conn,
-            q,
-            [
-                r
-                for (r,) in conn.execute(
-                    "SELECT rowid FROM opt_int8 WHERE embedding MATCH vec_int8(?) AND k = 300",
-                    (np.clip(np.round(q / scale), -127, 127).astype(np.int8).tobytes(),),
-                )
-            ],
-        ),
-        queries,
-        exact,
-    ) | {"memory_mb": 0.0}
-    out |= _partitions(conn, matrix, rowids, queries)
-    conn.close()
     return out
 
 

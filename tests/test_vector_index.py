@@ -214,3 +214,20 @@ def test_a_vector_layout_it_does_not_know_is_read_through_the_virtual_table(stor
             assert fresh.knn(np.ones(64, dtype=np.float32), 40, fresh.allowed(None, False)) == expected
     finally:
         store.close()
+
+
+def test_the_keyword_pass_asks_for_more_matches_until_enough_pass_the_filters(store_file: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.db"
+    shutil.copy(store_file, plain)
+    fast, slow = Store(store_file), Store(plain, vector_index=False)
+    try:
+        for domains, archived in ((["other"], False), (["global"], True), (["proj", ""], False), (None, False)):
+            for k in (5, 40, 300):
+                with fast.db.read(), slow.db.read():
+                    fast.vector_index()
+                    got = fast.fts('"deploy" OR "cache" OR "token"', k, domains=domains, include_archived=archived, tags=None)
+                    want = slow.fts('"deploy" OR "cache" OR "token"', k, domains=domains, include_archived=archived, tags=None)
+                assert got == want, (domains, archived, k)
+    finally:
+        fast.close()
+        slow.close()

@@ -9,7 +9,7 @@ at 100k memories). This index holds the same vectors in a float32 matrix, with e
 - the cosine of given memories (what `vec_distance_cosine` returns).
 
 It gives the same numbers as sqlite-vec, not approximately the same: a BLAS product picks the
-candidates (its rounding differs from sqlite-vec's by < 1e-5, so everything within a margin of
+candidates (its rounding differs from sqlite-vec's by < 5e-5, so everything within MARGIN of
 the k-th is kept), then the candidates' distances are computed the way sqlite-vec computes them
 (float32 sums of products in dimension order, the division in double, rounded to float32).
 The order of a read is therefore the order the SQL path gives.
@@ -18,7 +18,7 @@ The file may change under it (other processes, other connections of this one). T
 `memories` append the rowid of every inserted, deleted or re-filtered memory to
 `memory_vector_log` (see `Store.bind_model`); each read, inside its snapshot, applies the entries
 it has not seen. Entries it missed (the log keeps the last LOG_KEPT) mean a full reload, which
-reads sqlite-vec's chunk blobs directly (0.2 s at 100k). One index serves every Store of a
+reads sqlite-vec's chunk blobs directly (0.6 s at 100k). One index serves every Store of a
 process on the same file: the hook host's services and the MCP tools share it.
 """
 
