@@ -16,13 +16,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import ToolManager
 
-from . import __version__, tools
-from .config import Settings
+from . import __version__
 from .errors import MnemoError
-from .hooks.channel import Listener
-from .project import scoped
 
 if TYPE_CHECKING:  # imported by the thread that opens the store, not before `initialize` is answered
+    from .config import Settings
+    from .hooks.channel import Listener
     from .service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -37,14 +36,14 @@ mnemo is a long-term memory that learns from outcomes.
 """
 
 
-ServiceFactory = Callable[[Settings], "MemoryService"]
+ServiceFactory = Callable[["Settings"], "MemoryService"]
 
 
 @dataclass
 class AppState:
     """What the tools share: the service, or the error that kept it from opening."""
 
-    settings: Settings
+    settings: Settings | None  # None: read from the environment by the thread that opens the store
     service: MemoryService | None = None
     error: str | None = None
     warmup: threading.Thread | None = field(default=None, repr=False)
@@ -90,12 +89,29 @@ class AppState:
 
     def open(self) -> None:
         try:
-            self.service = self.factory(self.settings)
+            self.service = self.factory(self._settings())
             self.error = None
         except MnemoError as err:
             # Logged once: each tool call tries again and would repeat it.
             (log.info if str(err) == self.error else log.error)("mnemo-mcp cannot open its store: %s", err)
             self.error = str(err)
+
+    def _settings(self) -> Settings:
+        """The settings, read from MNEMO_* (and the project folder) on first need: the bare
+        `mnemo-mcp` server answers `initialize` before importing them. A bad value makes every
+        tool answer with what is wrong, as a store that cannot open does."""
+        if self.settings is None:
+            from pydantic import ValidationError
+
+            from .config import Settings
+            from .project import scoped
+
+            try:
+                self.settings = scoped(Settings())
+            except ValidationError as err:
+                raise MnemoError(f"invalid MNEMO_ setting: {err}") from None
+            logging.getLogger().setLevel(self.settings.log_level.upper())
+        return self.settings
 
     def usable_service(self) -> MemoryService:
         """The service, opened again when it could not be before (the disk had no room, the file
@@ -183,9 +199,10 @@ class _DeferredTools(ToolManager):
     (pydantic models of every tool's arguments and result) took 16 ms, which a bare MCPServer
     does not spend before answering `initialize`; the client lists the tools only after it."""
 
-    def __init__(self, warn_on_duplicate_tools: bool = True):
+    def __init__(self, warn_on_duplicate_tools: bool = True, loader: Callable[[], None] | None = None):
         super().__init__(warn_on_duplicate_tools)
         self._pending: list[tuple[Callable[..., Any], dict[str, Any]]] | None = []
+        self._loader = loader  # registers the tools (imports tools.py and the result models)
         self._build_lock = threading.Lock()
 
     def add_tool(self, fn: Callable[..., Any], **kwargs: Any):  # type: ignore[override]
@@ -196,6 +213,9 @@ class _DeferredTools(ToolManager):
 
     def _built(self) -> None:
         with self._build_lock:
+            loader, self._loader = self._loader, None
+            if loader is not None:
+                loader()
             pending, self._pending = self._pending, None
             for fn, kwargs in pending or ():
                 super().add_tool(fn, **kwargs)
@@ -213,11 +233,19 @@ class _DeferredTools(ToolManager):
         super().remove_tool(name)
 
 
+def _register_tools(server: MCPServer) -> None:
+    from . import tools
+
+    tools.register(server)
+
+
 def _defer_tools(server: MCPServer) -> None:
-    """Swap in the deferred tool manager (an SDK attribute: left alone if this SDK has none)."""
+    """Swap in the deferred tool manager (an SDK attribute: registered at once if this SDK has none)."""
     current = getattr(server, "_tool_manager", None)
     if type(current) is ToolManager and not current.list_tools():
-        server._tool_manager = _DeferredTools(current.warn_on_duplicate_tools)
+        server._tool_manager = _DeferredTools(current.warn_on_duplicate_tools, loader=lambda: _register_tools(server))
+    else:
+        _register_tools(server)
 
 
 def _default_service(settings: Settings) -> MemoryService:
@@ -227,7 +255,11 @@ def _default_service(settings: Settings) -> MemoryService:
 
 
 def build_server(settings: Settings | None = None, service_factory: ServiceFactory | None = None) -> MCPServer:
-    settings = scoped(settings or Settings())
+    """The MCP server. `settings` None: read from the environment once the handshake is done."""
+    if settings is not None:
+        from .project import scoped
+
+        settings = scoped(settings)
     factory = service_factory or _default_service
 
     @asynccontextmanager
@@ -251,8 +283,6 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         middleware=[_open_after_handshake],
     )
     _defer_tools(server)
-
-    tools.register(server)
     return server
 
 

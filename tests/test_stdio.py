@@ -50,6 +50,23 @@ async def test_stdio_server_write_read_feedback_read(tmp_path):
     assert oct(os.stat(tmp_path / "stdio.db").st_mode & 0o777) == "0o600"
 
 
+@pytest.mark.slow
+async def test_a_bad_setting_is_answered_by_every_tool_and_the_server_stays_up(tmp_path):
+    """The bare server reads its settings after the handshake: a bad MNEMO_ value must not kill
+    it (Claude Code would show a dead server), it must say what is wrong, and change nothing."""
+    command, args = _command()
+    env = {
+        "MNEMO_DB": str(tmp_path / "bad.db"), "HOME": str(tmp_path), "MNEMO_LEARNING_RATE": "banana",
+        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
+    }
+    async with Client(StdioServerParameters(command=command, args=args, env=env), mode="legacy") as c:
+        assert {t.name for t in (await c.list_tools()).tools} >= {"memory_read", "memory_write"}
+        for _ in range(2):
+            r = await c.call_tool("memory_write", {"content": "A note that must not be stored."})
+            assert r.is_error and "invalid MNEMO_ setting" in r.content[0].text and "learning_rate" in r.content[0].text
+    assert not (tmp_path / "bad.db").exists()
+
+
 class BlockingEmbedder(HashEmbedder):
     """Stands for a model that takes long to load: nothing embeds until `release` is set."""
 
