@@ -65,15 +65,12 @@ def build(db: Path, texts: list[str], embedder, batch: int = 256) -> dict[str, f
     return {"batched_writes_per_s": len(texts) / elapsed, "build_s": elapsed}
 
 
-KNN_FLOOR = "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = 100"
-
-
 def service_figures(db: Path, embedder, queries: list[str], reads: int, singles: int, rng: random.Random) -> dict[str, Any]:
     svc = MemoryService(Settings(db=db), embedder)
     qs = [rng.choice(queries) for _ in range(reads)]
     svc.read(qs[0])  # warm caches
-    conn = svc.store.conn
-    conn.execute(KNN_FLOOR, (embedder.embed_query(qs[0]).tobytes(),)).fetchall()
+    # The floor: what any read must do, embed the query and let sqlite-vec scan for the nearest 100.
+    svc.store.scan_knn(embedder.embed_query(qs[0]), 100)
     read_ms, floor_ms = [], []
     for q in qs:
         t = time.perf_counter()
@@ -81,7 +78,7 @@ def service_figures(db: Path, embedder, queries: list[str], reads: int, singles:
         read_ms.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
         vec = embedder.embed_query(q)
-        conn.execute(KNN_FLOOR, (vec.tobytes(),)).fetchall()
+        svc.store.scan_knn(vec, 100)
         floor_ms.append((time.perf_counter() - t) * 1000)
     recall = vector_recall(svc, embedder, qs[: min(len(qs), 100)])
     write_ms = []
@@ -128,7 +125,7 @@ def vector_recall(svc: MemoryService, embedder, queries: list[str]) -> dict[str,
         vec = embedder.embed_query(q)
         with svc.store.db.read():
             got = [r for r, _ in svc.store.knn(vec, 100, domains=None, include_archived=False, tags=None)]
-            exact = [r for r, _ in svc.store.conn.execute(KNN_FLOOR.replace("k = 100", "k = 100 AND archived = 0"), (vec.tobytes(),))]
+            exact = [r for r, _ in svc.store.scan_knn(vec, 100, live_only=True)]
         for k in hits:
             hits[k] += len(set(got[:k]) & set(exact[:k])) / max(1, min(k, len(exact)))
     return {f"vector_recall@{k}": v / max(1, len(queries)) for k, v in hits.items()}

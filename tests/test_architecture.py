@@ -231,3 +231,39 @@ def test_the_sqlite_store_implements_the_whole_interface():
             want = [p.name for p in inspect.signature(member).parameters.values()]
             have = [p.name for p in inspect.signature(getattr(impl, name)).parameters.values()]
             assert have == want, f"{impl.__name__}.{name}{have} differs from the interface's {want}"
+
+
+BENCHMARKS = {p.stem: p for p in (PACKAGE.parent / "benchmarks").glob("*.py") if p.stem != "__init__"}
+# Measures storage layouts themselves (quantized vec0 tables, rescoring from sqlite-vec's blobs):
+# its SQL is the subject of the benchmark, not a way around the service.
+STORAGE_EXPERIMENTS = {"vector_options"}
+
+
+def test_benchmarks_import_each_other_without_a_cycle_or_private_helpers():
+    graph: dict[str, set[str]] = {}
+    borrowed = []
+    for name, path in BENCHMARKS.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        graph[name] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                graph[name].add(node.module.split(".")[0])
+                borrowed += [f"{name} <- {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert not borrowed, borrowed
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+
+    cyclic = sorted(n for n in graph if reaches(n, n, set()))
+    assert not cyclic, cyclic
+
+
+def test_benchmarks_run_no_sql_of_their_own():
+    keywords = ("SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM", "CREATE TABLE")
+    offenders = [
+        f"{name}:{node.lineno}"
+        for name, path in BENCHMARKS.items() if name not in STORAGE_EXPERIMENTS
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(k in node.value for k in keywords)
+    ]
+    assert not offenders, offenders

@@ -67,6 +67,12 @@ class SearchQueries:
             self._index_synced = self.db.transactions
         return index
 
+    def scan_knn(self, vector: np.ndarray, k: int, *, live_only: bool = False) -> list[tuple[int, float]]:
+        """(rowid, cosine distance) of the k nearest by sqlite-vec's own exact scan, bypassing the
+        in-memory index: the floor and the reference that the speed benchmark measures against."""
+        where = "embedding MATCH ? AND k = ?" + (" AND archived = 0" if live_only else "")
+        return list(self.conn.execute(f"SELECT rowid, distance FROM memory_vectors WHERE {where}", (pack_vector(vector), k)))
+
     def prepare_vector_search(self) -> None:
         """A read that searches by vector is about to start: the in-memory index is attached
         first, so the keyword pass that runs before the vector is ready filters through it too."""
