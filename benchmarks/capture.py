@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from .common import mnemo_command, percentile, start_hook_server
 
 DATA = Path(__file__).parent / "data" / "capture"
 DEFAULT_OUT = Path("benchmarks/results/capture.json")
-START = datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 _LINE = re.compile(r"^- \[([0-9a-f]{12})\] \(([^)]*)\)")
 
 
@@ -58,8 +58,14 @@ class Hooks:
 
     def __call__(self, event: str, payload: dict[str, Any], now: datetime) -> str:
         t = time.perf_counter()
-        done = subprocess.run([self.command, "hook", event], input=json.dumps(payload), capture_output=True,
-                              text=True, env={**self.env, "MNEMO_NOW": now.isoformat()}, timeout=60)
+        done = subprocess.run(
+            [self.command, "hook", event],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env={**self.env, "MNEMO_NOW": now.isoformat()},
+            timeout=60,
+        )
         self.ms[event].append((time.perf_counter() - t) * 1000)
         if done.returncode != 0:
             raise RuntimeError(f"hook {event} exited {done.returncode}: {done.stderr[-500:]}")
@@ -83,9 +89,15 @@ class Session:
 
     def _base(self, event: str) -> dict[str, Any]:
         self.now += timedelta(seconds=20)
-        return {"session_id": self.sid, "transcript_path": str(self.transcript), "cwd": str(self.cwd),
-                "prompt_id": self.prompt_id, "permission_mode": "default", "effort": {"level": "medium"},
-                "hook_event_name": event}
+        return {
+            "session_id": self.sid,
+            "transcript_path": str(self.transcript),
+            "cwd": str(self.cwd),
+            "prompt_id": self.prompt_id,
+            "permission_mode": "default",
+            "effort": {"level": "medium"},
+            "hook_event_name": event,
+        }
 
     def start(self) -> str:
         return self.hooks("SessionStart", {**self._base("SessionStart"), "source": "startup"}, self.now)
@@ -98,8 +110,15 @@ class Session:
     def _tool(self, name: str, tool_input: dict[str, Any]) -> str:
         self.tools += 1
         tid = f"toolu_{self.sid}_{self.tools:03d}"
-        self._write({"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": tid, "name": name, "input": tool_input}]}})
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": tid, "name": name, "input": tool_input}],
+                },
+            }
+        )
         return tid
 
     def _spawns(self, command: str) -> bool:
@@ -109,31 +128,92 @@ class Session:
 
     def bash(self, command: str, output: str, exit_code: int) -> str:
         tid = self._tool("Bash", {"command": command, "description": "run it"})
-        self._write({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tid, "content": output, "is_error": exit_code != 0}]}})
+        self._write(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": tid, "content": output, "is_error": exit_code != 0}
+                    ],
+                },
+            }
+        )
         if exit_code == 0 and not self._spawns(command):  # failures spawn the hook whatever the command
             return ""
-        base = {**self._base("PostToolUse"), "tool_name": "Bash", "tool_input": {"command": command, "description": "run it"},
-                "tool_use_id": tid, "duration_ms": 800}
+        base = {
+            **self._base("PostToolUse"),
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "run it"},
+            "tool_use_id": tid,
+            "duration_ms": 800,
+        }
         if exit_code == 0:
-            return self.hooks("PostToolUse", {**base, "tool_response": {"stdout": output, "stderr": "", "interrupted": False,
-                                                                        "isImage": False, "noOutputExpected": False}}, self.now)
-        return self.hooks("PostToolUseFailure", {**base, "hook_event_name": "PostToolUseFailure",
-                                                 "error": f"Exit code {exit_code}\n{output}", "is_interrupt": False}, self.now)
+            return self.hooks(
+                "PostToolUse",
+                {
+                    **base,
+                    "tool_response": {
+                        "stdout": output,
+                        "stderr": "",
+                        "interrupted": False,
+                        "isImage": False,
+                        "noOutputExpected": False,
+                    },
+                },
+                self.now,
+            )
+        return self.hooks(
+            "PostToolUseFailure",
+            {
+                **base,
+                "hook_event_name": "PostToolUseFailure",
+                "error": f"Exit code {exit_code}\n{output}",
+                "is_interrupt": False,
+            },
+            self.now,
+        )
 
     def edit(self, edit: dict[str, Any]) -> None:
         tool = edit.get("tool") or "Edit"
         tool_input = {k: v for k, v in edit.items() if k != "tool"}
         tid = self._tool(tool, tool_input)
-        self._write({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tid, "content": "The file was updated."}]}})
-        self.hooks("PostToolUse", {**self._base("PostToolUse"), "tool_name": tool, "tool_input": tool_input,
-                                   "tool_response": {"filePath": edit.get("file_path")}, "tool_use_id": tid}, self.now)
+        self._write(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tid, "content": "The file was updated."}],
+                },
+            }
+        )
+        self.hooks(
+            "PostToolUse",
+            {
+                **self._base("PostToolUse"),
+                "tool_name": tool,
+                "tool_input": tool_input,
+                "tool_response": {"filePath": edit.get("file_path")},
+                "tool_use_id": tid,
+            },
+            self.now,
+        )
 
     def stop(self, answer: str) -> None:
-        self._write({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}})
-        self.hooks("Stop", {**self._base("Stop"), "stop_hook_active": False, "last_assistant_message": answer,
-                            "background_tasks": [], "session_crons": []}, self.now)
+        self._write(
+            {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}}
+        )
+        self.hooks(
+            "Stop",
+            {
+                **self._base("Stop"),
+                "stop_hook_active": False,
+                "last_assistant_message": answer,
+                "background_tasks": [],
+                "session_crons": [],
+            },
+            self.now,
+        )
 
 
 def _reruns(check: dict[str, Any] | None, command: str) -> bool:
@@ -198,13 +278,17 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
     from mnemo_mcp.config import Settings
     from mnemo_mcp.service import MemoryService
 
-    filters = [f[len("Bash("):-1] for f in CHECK_FILTERS]
+    filters = [f[len("Bash(") : -1] for f in CHECK_FILTERS]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         db = root / "capture.db"
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
-        env |= {"MNEMO_DB": str(db), "MNEMO_HOOK_LOG": str(root / "hooks.log"), "MNEMO_AUTO_CONSOLIDATE": "false",
-                "MNEMO_CAPTURE": capture}
+        env |= {
+            "MNEMO_DB": str(db),
+            "MNEMO_HOOK_LOG": str(root / "hooks.log"),
+            "MNEMO_AUTO_CONSOLIDATE": "false",
+            "MNEMO_CAPTURE": capture,
+        }
         hooks = Hooks(command, env)
         projects = {}
         for sc in scenarios:
@@ -236,15 +320,29 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
                     ctx = s.prompt(rec["prompt"])
                     tokens.append(_tokens(ctx))
                     outcomes["prompt"].append(verdict(ctx, mine[sc["id"]]))
-                    stories.append({"id": sc["id"], "as": "prompt", "verdict": outcomes["prompt"][-1],
-                                    "shown": shown(ctx), "captured": mine[sc["id"]]})
+                    stories.append(
+                        {
+                            "id": sc["id"],
+                            "as": "prompt",
+                            "verdict": outcomes["prompt"][-1],
+                            "shown": shown(ctx),
+                            "captured": mine[sc["id"]],
+                        }
+                    )
                 if rec["mode"] in ("check", "both") and rec.get("check"):
                     if rec["mode"] == "check":
                         s.prompt("run the tests")
                     ctx = s.bash(rec["check"]["command"], rec["check"]["fail_output"], 1)
                     outcomes["check"].append(verdict(ctx, mine[sc["id"]]))
-                    stories.append({"id": sc["id"], "as": "check", "verdict": outcomes["check"][-1],
-                                    "shown": shown(ctx), "captured": mine[sc["id"]]})
+                    stories.append(
+                        {
+                            "id": sc["id"],
+                            "as": "check",
+                            "verdict": outcomes["check"][-1],
+                            "shown": shown(ctx),
+                            "captured": mine[sc["id"]],
+                        }
+                    )
             noise = 0
             for i, u in enumerate(unrelated):
                 folder = projects.get(u.get("ecosystem")) or next(iter(projects.values()))
@@ -278,7 +376,9 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
         "cases_by_kind": dict(kinds),
         "stored_without_an_outcome": without_outcome,
         "tokens_per_prompt": sum(tokens) / len(tokens) if tokens else 0.0,
-        "hook_ms": {e: {"p50": percentile(v, 0.5), "p95": percentile(v, 0.95), "n": len(v)} for e, v in hooks.ms.items()},
+        "hook_ms": {
+            e: {"p50": percentile(v, 0.5), "p95": percentile(v, 0.95), "n": len(v)} for e, v in hooks.ms.items()
+        },
         "hook_errors": errors[-2000:],
         "stories": stories,
     }
@@ -286,7 +386,9 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
 
 def _shares(values: list[str]) -> dict[str, float]:
     n = len(values) or 1
-    return {k: sum(1 for v in values if v == k) / n for k in ("fix first", "failed first", "other case first", "none")} | {"n": len(values)}
+    return {
+        k: sum(1 for v in values if v == k) / n for k in ("fix first", "failed first", "other case first", "none")
+    } | {"n": len(values)}
 
 
 def _standing(valence: float) -> str:
@@ -313,8 +415,9 @@ def _captured(env: dict[str, str], cwd: Path):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.capture", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.capture", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--data-dir", type=Path, default=DATA)
     p.add_argument("--quick", action="store_true", help="8 stories and 10 unrelated prompts (CI)")
     p.add_argument("--no-server", action="store_true", help="hooks alone (keyword recall), no MCP server up")
@@ -324,22 +427,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.quick:
         scenarios, unrelated = scenarios[::9][:8], unrelated[:10]
     command = mnemo_command()
-    report = {"benchmark": "capture", "stories": len(scenarios), "unrelated": len(unrelated),
-              "server": not a.no_server, "runs": [run(a, scenarios, unrelated, mode, command) for mode in ("outcomes", "off")]}
-    print(f"capture through the real hooks: {len(scenarios)} stories, {len(unrelated)} unrelated prompts, "
-          f"{'an MCP server up' if not a.no_server else 'no server'}")
+    report = {
+        "benchmark": "capture",
+        "stories": len(scenarios),
+        "unrelated": len(unrelated),
+        "server": not a.no_server,
+        "runs": [run(a, scenarios, unrelated, mode, command) for mode in ("outcomes", "off")],
+    }
+    print(
+        f"capture through the real hooks: {len(scenarios)} stories, {len(unrelated)} unrelated prompts, "
+        f"{'an MCP server up' if not a.no_server else 'no server'}"
+    )
     for r in report["runs"]:
         allr = r["recurrences_all"]
         print(f"\nMNEMO_CAPTURE={r['capture']}")
-        print(f"  recurrences (n={allr['n']}): fix first {allr['fix first']:.0%}, failed advice first {allr['failed first']:.0%}, "
-              f"another case first {allr['other case first']:.0%}, none {allr['none']:.0%}")
+        print(
+            f"  recurrences (n={allr['n']}): fix first {allr['fix first']:.0%}, failed advice first "
+            f"{allr['failed first']:.0%}, "
+            f"another case first {allr['other case first']:.0%}, none {allr['none']:.0%}"
+        )
         for k, v in r["recurrences"].items():
-            print(f"    as a {k} (n={v['n']}): fix first {v['fix first']:.0%}, failed first {v['failed first']:.0%}, none {v['none']:.0%}")
+            print(
+                f"    as a {k} (n={v['n']}): fix first {v['fix first']:.0%}, failed first {v['failed first']:.0%}, "
+                f"none {v['none']:.0%}"
+            )
         print(f"  unrelated prompts given a case: {r['unrelated_with_a_case']:.0%}")
-        print(f"  cases per first session {r['cases_per_first_session']:.2f} ({r['cases_stored']} in all, {r['cases_by_kind']}); "
-              f"stored without an outcome: {r['stored_without_an_outcome']}")
+        print(
+            f"  cases per first session {r['cases_per_first_session']:.2f} ({r['cases_stored']} in all, "
+            f"{r['cases_by_kind']}); "
+            f"stored without an outcome: {r['stored_without_an_outcome']}"
+        )
         print(f"  tokens injected per prompt {r['tokens_per_prompt']:.1f}")
-        print("  hook p50/p95 ms: " + ", ".join(f"{e} {v['p50']:.0f}/{v['p95']:.0f}" for e, v in sorted(r["hook_ms"].items())))
+        print(
+            "  hook p50/p95 ms: "
+            + ", ".join(f"{e} {v['p50']:.0f}/{v['p95']:.0f}" for e, v in sorted(r["hook_ms"].items()))
+        )
         if r["hook_errors"]:
             print(f"  hook errors:\n{r['hook_errors']}")
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -29,10 +29,20 @@ def start_hook_server(env: dict[str, str], cwd, db, timeout: float = 120.0):
 
     from mnemo_mcp.hooks import channel
 
-    proc = subprocess.Popen([mnemo_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-    probe = {"event": "Stop", "payload": {"session_id": "bench-probe", "cwd": str(cwd)},
-             "env": {k: v for k, v in env.items() if k.startswith("MNEMO_")}, "cwd": str(cwd)}
+    proc = subprocess.Popen(
+        [mnemo_command(), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
+    probe = {
+        "event": "Stop",
+        "payload": {"session_id": "bench-probe", "cwd": str(cwd)},
+        "env": {k: v for k, v in env.items() if k.startswith("MNEMO_")},
+        "cwd": str(cwd),
+    }
     deadline = time.monotonic() + timeout
     while channel.ask(db, probe, budget_s=0.5) is None:
         if proc.poll() is not None or time.monotonic() > deadline:

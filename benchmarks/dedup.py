@@ -26,8 +26,14 @@ LABELS = ("duplicate", "update", "different")
 def classify(pair: dict[str, Any], words_alike: float, meaning_alike: float, synonyms_alike: float) -> str:
     from mnemo_mcp.core import dedup
 
-    return dedup.compare(pair["a"], pair["b"], pair["cosine"], words_alike=words_alike, meaning_alike=meaning_alike,
-                         synonyms_alike=synonyms_alike).kind
+    return dedup.compare(
+        pair["a"],
+        pair["b"],
+        pair["cosine"],
+        words_alike=words_alike,
+        meaning_alike=meaning_alike,
+        synonyms_alike=synonyms_alike,
+    ).kind
 
 
 def score(pairs: list[dict[str, Any]], predict) -> dict[str, Any]:
@@ -38,7 +44,11 @@ def score(pairs: list[dict[str, Any]], predict) -> dict[str, Any]:
         predicted = sum(v for (g, q), v in confusion.items() if q == label)
         gold = sum(v for (g, q), v in confusion.items() if g == label)
         hit = confusion[(label, label)]
-        per[label] = {"precision": hit / predicted if predicted else 1.0, "recall": hit / gold if gold else 1.0, "n": gold}
+        per[label] = {
+            "precision": hit / predicted if predicted else 1.0,
+            "recall": hit / gold if gold else 1.0,
+            "n": gold,
+        }
     return {
         "accuracy": sum(confusion[(x, x)] for x in LABELS) / n,
         "per_label": per,
@@ -50,8 +60,9 @@ def score(pairs: list[dict[str, Any]], predict) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.dedup", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.dedup", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     a = p.parse_args(argv)
@@ -76,11 +87,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "test": score(test, lambda x: classify(x, *best)),
         "test_before": score(test, old),
     }
-    print(f"dedup pairs: tune {len(tune)}, test {len(test)}; chosen on tune: words {best[0]}, meaning {best[1]}, synonyms {best[2]}")
+    print(
+        f"dedup pairs: tune {len(tune)}, test {len(test)}; chosen on tune: words {best[0]}, meaning {best[1]}, "
+        f"synonyms {best[2]}"
+    )
     for name in ("tune", "test", "test_before"):
         r = report[name]
         per = "  ".join(f"{k} P{v['precision']:.2f}/R{v['recall']:.2f}" for k, v in r["per_label"].items())
-        print(f"{name:12} accuracy {r['accuracy']:.3f}  {per}  updates/different lost as duplicates {r['lost_as_duplicate']}")
+        print(
+            f"{name:12} accuracy {r['accuracy']:.3f}  {per}  updates/different lost as duplicates "
+            f"{r['lost_as_duplicate']}"
+        )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2))
     print(f"results: {a.out}")

@@ -49,7 +49,12 @@ def build(db: Path, data: Path, n: int) -> int:
 def payloads(data: Path, rng: random.Random, cwd: str, runs: int) -> dict[str, list[dict[str, Any]]]:
     questions = [q.question for conv in load_locomo(data) for q in conv.questions]
     common = {"transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default"}
-    reactions = ["thanks, that fixed it", "still failing with the same error", "almost, one test left", "add a flag for it"]
+    reactions = [
+        "thanks, that fixed it",
+        "still failing with the same error",
+        "almost, one test left",
+        "add a flag for it",
+    ]
     read = {"read_id": "0123456789abcdef", "query_concepts": ["deploy"], "items": []}
     out: dict[str, list[dict[str, Any]]] = {e: [] for e in (*EVENTS, "Bash, not a check")}
     answer = " ".join(rng.sample(questions, 6))  # an answer of a few sentences about the same things
@@ -59,20 +64,44 @@ def payloads(data: Path, rng: random.Random, cwd: str, runs: int) -> dict[str, l
         text = rng.choice(reactions) + ". " + rng.choice(questions) if i % 4 else rng.choice(questions)
         out["UserPromptSubmit"].append({**turn, "hook_event_name": "UserPromptSubmit", "prompt": text})
         tool = (
-            {"tool_name": "Bash", "tool_input": {"command": rng.choice(["pytest -q", "npm test", "cargo test"])},
-             "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False, "isImage": False}}
+            {
+                "tool_name": "Bash",
+                "tool_input": {"command": rng.choice(["pytest -q", "npm test", "cargo test"])},
+                "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False, "isImage": False},
+            }
             if i % 2
-            else {"tool_name": "mcp__mnemo__memory_read", "tool_input": {"query": "x"}, "tool_response": json.dumps(read)}
+            else {
+                "tool_name": "mcp__mnemo__memory_read",
+                "tool_input": {"query": "x"},
+                "tool_response": json.dumps(read),
+            }
         )
         out["PostToolUse"].append({**turn, "hook_event_name": "PostToolUse", **tool})
-        out["PostToolUseFailure"].append({**turn, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-                                          "tool_input": {"command": "make test"}, "error": "Exit code 2\nFAILED x",
-                                          "is_interrupt": False})
-        out["Bash, not a check"].append({**turn, "hook_event_name": "PostToolUse", "tool_name": "Bash",
-                                         "tool_input": {"command": "git status"},
-                                         "tool_response": {"stdout": "", "stderr": "", "interrupted": False}})
-        out["SessionStart"].append({**common, "session_id": f"{sid}-{i}", "hook_event_name": "SessionStart", "source": "startup"})
-        out["Stop"].append({**turn, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": answer})
+        out["PostToolUseFailure"].append(
+            {
+                **turn,
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": "make test"},
+                "error": "Exit code 2\nFAILED x",
+                "is_interrupt": False,
+            }
+        )
+        out["Bash, not a check"].append(
+            {
+                **turn,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "git status"},
+                "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
+            }
+        )
+        out["SessionStart"].append(
+            {**common, "session_id": f"{sid}-{i}", "hook_event_name": "SessionStart", "source": "startup"}
+        )
+        out["Stop"].append(
+            {**turn, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": answer}
+        )
     return out
 
 
@@ -97,8 +126,11 @@ def measure(per_event: dict[str, list[dict[str, Any]]], env: dict[str, str], run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.hooks_speed", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.hooks_speed",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--data", type=Path, required=True, help="path to locomo_dev.json")
     p.add_argument("--n", type=int, default=10_000, help="memories in the database (default 10000)")
     p.add_argument("--runs", type=int, default=40, help="runs per event (default 40)")
@@ -133,17 +165,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors = log.read_text() if log.exists() else ""
     print(f"hook latency, spawn to exit, {total} memories, {runs} runs per event (build {build_s:.0f} s)")
     print(f"baseline `python -c pass`: p50 {baseline:.0f} ms, p95 {percentile(base, 0.95):.0f} ms")
-    print(f"{'event':22} {'server up: p50':>14} {'p95':>6} {'x base':>7} | {'no server: p50':>14} {'p95':>6} {'x base':>7}")
+    print(
+        f"{'event':22} {'server up: p50':>14} {'p95':>6} {'x base':>7} | {'no server: p50':>14} {'p95':>6} "
+        f"{'x base':>7}"
+    )
     for name in per_event:
         s, o = with_server[name], alone[name]
-        print(f"{name:22} {s['p50_ms']:>12.0f}ms {s['p95_ms']:>4.0f}ms {s['p50_ms'] / baseline:>7.2f} | "
-              f"{o['p50_ms']:>12.0f}ms {o['p95_ms']:>4.0f}ms {o['p50_ms'] / baseline:>7.2f}")
+        print(
+            f"{name:22} {s['p50_ms']:>12.0f}ms {s['p95_ms']:>4.0f}ms {s['p50_ms'] / baseline:>7.2f} | "
+            f"{o['p50_ms']:>12.0f}ms {o['p95_ms']:>4.0f}ms {o['p50_ms'] / baseline:>7.2f}"
+        )
     if errors:
         print(f"hook errors were logged:\n{errors[-2000:]}")
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps({"benchmark": "hooks_speed", "memories": total, "runs": runs,
-                                 "baseline_p50_ms": baseline, "with_server": with_server, "no_server": alone,
-                                 "hook_errors": bool(errors)}, indent=2))
+    a.out.write_text(
+        json.dumps(
+            {
+                "benchmark": "hooks_speed",
+                "memories": total,
+                "runs": runs,
+                "baseline_p50_ms": baseline,
+                "with_server": with_server,
+                "no_server": alone,
+                "hook_errors": bool(errors),
+            },
+            indent=2,
+        )
+    )
     print(f"results: {a.out}")
     return 1 if errors else 0
 

@@ -38,8 +38,9 @@ _FENCE = re.compile(r"^</?mnemo-notes-([0-9a-f]{12})>$")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.injection", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.injection", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--quick", action="store_true", help="40 notes of each split (CI)")
     p.add_argument("--no-server", action="store_true", help="hooks alone (keyword recall)")
@@ -57,10 +58,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         (project / ".git").mkdir(parents=True)
         db = root / "injection.db"
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
-        env |= {"MNEMO_DB": str(db), "MNEMO_HOOK_LOG": str(root / "hooks.log"), "MNEMO_AUTO_CONSOLIDATE": "false",
-                "MNEMO_AUTO_BACKUP": "false", "MNEMO_SECRETS": "allow", "MNEMO_DEDUP": "false"}
-        svc = MemoryService(Settings(db=db, project=PROJECT, secrets="allow", dedup=False, auto_consolidate=False,
-                                     auto_backup=False))
+        env |= {
+            "MNEMO_DB": str(db),
+            "MNEMO_HOOK_LOG": str(root / "hooks.log"),
+            "MNEMO_AUTO_CONSOLIDATE": "false",
+            "MNEMO_AUTO_BACKUP": "false",
+            "MNEMO_SECRETS": "allow",
+            "MNEMO_DEDUP": "false",
+        }
+        svc = MemoryService(
+            Settings(db=db, project=PROJECT, secrets="allow", dedup=False, auto_consolidate=False, auto_backup=False)
+        )
         results = svc.write_many([{"content": n["content"], "allow_duplicate": True} for n in notes])
         svc.close()
         by_id = {r.id[:12]: n for r, n in zip(results, notes)}
@@ -69,11 +77,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad_json = fences_wrong = outputs = 0
         try:
             for i, n in enumerate(notes):
-                payload = {"session_id": f"inj-{i}", "transcript_path": "/tmp/t.jsonl", "cwd": str(project),
-                           "prompt_id": f"p-{i}", "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
-                           "prompt": n["content"]}
-                done = subprocess.run([mnemo_command(), "hook", "UserPromptSubmit"], input=json.dumps(payload),
-                                      capture_output=True, text=True, env=env, timeout=60)
+                payload = {
+                    "session_id": f"inj-{i}",
+                    "transcript_path": "/tmp/t.jsonl",
+                    "cwd": str(project),
+                    "prompt_id": f"p-{i}",
+                    "permission_mode": "default",
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": n["content"],
+                }
+                done = subprocess.run(
+                    [mnemo_command(), "hook", "UserPromptSubmit"],
+                    input=json.dumps(payload),
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=60,
+                )
                 if not done.stdout.strip():
                     continue
                 outputs += 1
@@ -114,17 +134,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             "benign_kept_out_by_category": dict(Counter(n["category"] for n in kept_out)),
             "benign_injected": sum(1 for mid, _ in benign if mid in injected),
         }
-    report |= {"hook_outputs": outputs, "invalid_json": bad_json, "fence_errors": fences_wrong,
-               "stored": len(stored), "all_stored": len(stored) == len(notes) and set(stored) == set(by_id),
-               "hook_errors": errors[-2000:]}
+    report |= {
+        "hook_outputs": outputs,
+        "invalid_json": bad_json,
+        "fence_errors": fences_wrong,
+        "stored": len(stored),
+        "all_stored": len(stored) == len(notes) and set(stored) == set(by_id),
+        "hook_errors": errors[-2000:],
+    }
     print(f"prompt hook against {len(notes)} notes ({'an MCP server up' if not a.no_server else 'no server'})")
     for split, r in report["splits"].items():
-        print(f"  {split}: hostile injected {r['hostile_injected']} of {r['hostile']} "
-              f"({r['hostile_quarantined']} quarantined) {r['hostile_injected_by_category'] or ''}; "
-              f"benign kept out {r['benign_kept_out']} of {r['benign']} ({r['benign_kept_out_share']:.1%}) "
-              f"{r['benign_kept_out_by_category'] or ''}; benign injected {r['benign_injected']}")
-    print(f"  hook outputs {outputs}: invalid JSON {bad_json}, fence errors {fences_wrong}; "
-          f"notes stored {len(stored)} of {len(notes)}")
+        print(
+            f"  {split}: hostile injected {r['hostile_injected']} of {r['hostile']} "
+            f"({r['hostile_quarantined']} quarantined) {r['hostile_injected_by_category'] or ''}; "
+            f"benign kept out {r['benign_kept_out']} of {r['benign']} ({r['benign_kept_out_share']:.1%}) "
+            f"{r['benign_kept_out_by_category'] or ''}; benign injected {r['benign_injected']}"
+        )
+    print(
+        f"  hook outputs {outputs}: invalid JSON {bad_json}, fence errors {fences_wrong}; "
+        f"notes stored {len(stored)} of {len(notes)}"
+    )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2))
     print(f"results: {a.out}")

@@ -27,8 +27,11 @@ DEFAULT_OUT = Path("benchmarks/results/injection_floor.json")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.injection_floor", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.injection_floor",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument("--quick", action="store_true", help="one conversation, 40 questions")
@@ -46,7 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             memory_of = dict(
                 zip(
                     (t.dia_id for t in conv.turns),
-                    (r.id for r in svc.write_many([{"content": t.content, "allow_duplicate": True} for t in conv.turns])),
+                    (
+                        r.id
+                        for r in svc.write_many([{"content": t.content, "allow_duplicate": True} for t in conv.turns])
+                    ),
                 )
             )
             questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)][: 40 if a.quick else None]
@@ -69,10 +75,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = {}
     for split, per in stats.items():
         for floor, (n, injected, items, hits, helped) in per.items():
-            r = {"prompts": n, "injected_share": injected / n, "precision": hits / items if items else 0.0,
-                 "helped_share": helped / n}
+            r = {
+                "prompts": n,
+                "injected_share": injected / n,
+                "precision": hits / items if items else 0.0,
+                "helped_share": helped / n,
+            }
             out.setdefault(split, {})[str(floor)] = r
-            print(f"{split:6} {floor:>5.1f} {n:>8} {r['injected_share']:>9.2f} {r['precision']:>10.3f} {r['helped_share']:>7.2f}")
+            print(
+                f"{split:6} {floor:>5.1f} {n:>8} {r['injected_share']:>9.2f} {r['precision']:>10.3f} "
+                f"{r['helped_share']:>7.2f}"
+            )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({"benchmark": "injection_floor", "top_k": a.top_k, "results": out}, indent=2))
     return 0

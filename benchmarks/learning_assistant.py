@@ -217,8 +217,9 @@ def run_assistant_unit(u: Unit) -> dict[str, Any]:
     }
 
 
-def _count(volume: dict[str, float], result: Any, ids: list[str], gold: frozenset[str], right: bool,
-           outcome: float, mode: str) -> None:
+def _count(
+    volume: dict[str, float], result: Any, ids: list[str], gold: frozenset[str], right: bool, outcome: float, mode: str
+) -> None:
     volume["feedback_calls"] += 1
     volume["ids_sent"] += len(ids)
     volume["answered_gold"] += right

@@ -197,7 +197,10 @@ def format_curves(results: dict[str, Any], curves: set[str], rounds: int) -> str
 
 
 def format_volume(results: dict[str, Any]) -> str:
-    head = f"{'config':<22}{'eps':<6}{'reads':>7}{'examined':>9}{'gold ex.':>9}{'+1 sent':>8}{'-1 sent':>8}{'fb calls':>9}{'ratings':>8}"
+    head = (
+        f"{'config':<22}{'eps':<6}{'reads':>7}{'examined':>9}{'gold ex.':>9}"
+        f"{'+1 sent':>8}{'-1 sent':>8}{'fb calls':>9}{'ratings':>8}"
+    )
     lines = ["feedback volume per seed (all rounds, all selected conversations):", head]
     for eps, per_eps in results.items():
         for name, entry in per_eps.items():

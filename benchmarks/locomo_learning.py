@@ -459,7 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "bootstrap": args.bootstrap,
             "workers": args.workers,
         },
-        "protocol": learning_assistant.DESCRIPTION if assistant else {
+        "protocol": learning_assistant.DESCRIPTION
+        if assistant
+        else {
             "examination": "rank i of the top 5 examined with probability 1/i",
             "judgement": "+1 gold / -1 non-gold per examined item, flipped with probability eps",
             "report": "memory_feedback(+1 ids, +1.0, read_id), memory_feedback(-1 ids, -1.0, read_id), "

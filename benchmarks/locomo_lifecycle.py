@@ -48,7 +48,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,7 @@ from .learning_protocol import examine, rng
 from .locomo import TUNE_CONVERSATIONS, Conversation, PrecomputedEmbedder, Question, load_locomo
 
 TOP_K = 5
-START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+START = datetime(2024, 1, 1, tzinfo=UTC)
 ASK_HOUR = timedelta(hours=12)  # asks at noon, consolidation at midnight: it runs first that day
 VARIANTS = ("none", "user")
 QUICK_CONVERSATION = "conv-30"  # the smallest conversation
@@ -264,7 +264,11 @@ def format_tables(res: dict[str, dict[str, Any]]) -> str:
         f"{'variant':<8}{'split':<6}{'asks':>6}{'R@5 off':>9}{'R@5 on':>8}{'dR@5':>8}"
         f"{'needed&arch':>13}{'asks hit':>10}"
     )
-    lines = ["(a) per ask: recall@5 without / with consolidation; share of evidence archived when asked", h1, "-" * len(h1)]
+    lines = [
+        "(a) per ask: recall@5 without / with consolidation; share of evidence archived when asked",
+        h1,
+        "-" * len(h1),
+    ]
     for v, g, s in rows:
         d = s["recall@5_consolidation"] - s["recall@5_baseline"]
         lines.append(
@@ -275,13 +279,20 @@ def format_tables(res: dict[str, dict[str, Any]]) -> str:
     lines.append("    needed & archived by ask day (all conversations):")
     for v in VARIANTS:
         q = res[v]["all"]["needed_archived_by_quarter"]
-        lines.append(f"    {v:<6}" + "  ".join(f"{k}: {x['needed_archived']:.3f} (n={x['asks']})" for k, x in q.items()))
+        lines.append(
+            f"    {v:<6}" + "  ".join(f"{k}: {x['needed_archived']:.3f} (n={x['asks']})" for k, x in q.items())
+        )
     h2 = (
         f"{'variant':<8}{'split':<6}"
         + "".join(f"{h:>19}" for h in ("evidence", "never-used", "unused(base)", "used", "all"))
         + f"{'  live W/H/P':<18}{'promo':>6}{'demo':>6}{'merge':>6}"
     )
-    lines += ["", "(b, c) at the last day: archived share (archived/n); live tiers; consolidation events", h2, "-" * len(h2)]
+    lines += [
+        "",
+        "(b, c) at the last day: archived share (archived/n); live tiers; consolidation events",
+        h2,
+        "-" * len(h2),
+    ]
     for v, g, s in rows:
         e, t = s["end"], s["live_tiers"]
         cells = "".join(
@@ -367,21 +378,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         "data": str(args.data),
         "quick": args.quick,
         "protocol": {
-            "days": args.days, "asks_per_question": args.asks, "consolidate_every_days": args.every,
-            "seed": args.seed, "top_k": TOP_K, "max_questions": max_questions, "categories": [1, 2, 3, 4],
+            "days": args.days,
+            "asks_per_question": args.asks,
+            "consolidate_every_days": args.every,
+            "seed": args.seed,
+            "top_k": TOP_K,
+            "max_questions": max_questions,
+            "categories": [1, 2, 3, 4],
         },
         "embed_model": _EMBEDDER.name,
         "split": {"note": "tuning uses conv-26 and conv-30 only; test is held out", "tune": tune, "test": test},
         "conversations": {
-            c.sample_id: {"split": c.split, "turns": len(c.turns), "questions_1-4": sum(q.category != 5 for q in c.questions)}
+            c.sample_id: {
+                "split": c.split,
+                "turns": len(c.turns),
+                "questions_1-4": sum(q.category != 5 for q in c.questions),
+            }
             for c in convs
         },
-        "settings": {k: getattr(base, k) for k in (
-            "retention_days_low", "retention_days_fair", "retention_days_good", "retention_days_high",
-            "recency_half_life_days", "history_standing", "history_uses", "pattern_standing", "pattern_uses",
-        )},
+        "settings": {
+            k: getattr(base, k)
+            for k in (
+                "retention_days_low",
+                "retention_days_fair",
+                "retention_days_good",
+                "retention_days_high",
+                "recency_half_life_days",
+                "history_standing",
+                "history_uses",
+                "pattern_standing",
+                "pattern_uses",
+            )
+        },
         "results": res,
-        "seconds": {"embed": round(embed_seconds, 1), "runs": round(run_seconds, 1), "total": round(time.perf_counter() - started, 1)},
+        "seconds": {
+            "embed": round(embed_seconds, 1),
+            "runs": round(run_seconds, 1),
+            "total": round(time.perf_counter() - started, 1),
+        },
     }
 
     print(
@@ -389,7 +423,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"question, consolidation every {args.every} day(s), top_k={TOP_K}, seed {args.seed}"
         + (f" (quick: {QUICK_CONVERSATION}, {QUICK_QUESTIONS} questions)" if args.quick else "")
     )
-    print(f"split: tuning uses {', '.join(TUNE_CONVERSATIONS)} only. tune = {', '.join(tune) or 'none'}; test = {', '.join(test) or 'none'}")
+    print(
+        f"split: tuning uses {', '.join(TUNE_CONVERSATIONS)} only. tune = {', '.join(tune) or 'none'}; test = "
+        f"{', '.join(test) or 'none'}"
+    )
     print()
     print(format_tables(res))
     print()

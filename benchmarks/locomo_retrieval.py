@@ -36,10 +36,11 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import make_embedder
@@ -50,7 +51,7 @@ from .locomo import CATEGORIES, TUNE_CONVERSATIONS, Conversation, PrecomputedEmb
 TOP_K = 50
 # Every memory gets the same creation time, so memories of equal relevance (ranked by
 # created_at, then id) come out in the same order in every run.
-WRITE_TIME = datetime(2024, 1, 1, tzinfo=timezone.utc)
+WRITE_TIME = datetime(2024, 1, 1, tzinfo=UTC)
 RECALL_KS = (5, 10, 25, 50)
 QUICK_QUESTIONS = 60
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "locomo_retrieval.json"
@@ -171,7 +172,9 @@ def evaluate(
             for q in questions:
                 gold = {b.memory_of[d] for d in q.evidence}
                 ranked = [it.id for it in svc.read(q.question, top_k=TOP_K, record=False).items]
-                results.append(QuestionResult(b.conv.sample_id, b.conv.split, q.category, question_metrics(ranked, gold)))
+                results.append(
+                    QuestionResult(b.conv.sample_id, b.conv.split, q.category, question_metrics(ranked, gold))
+                )
         finally:
             svc.close()
     return results
@@ -263,7 +266,9 @@ def format_sweep(sweep: dict[str, Any]) -> str:
     for r in sweep["grid"]:
         s, m = r["settings"], r[group]
         cells = [f"{m['n']:5d}"] + [f"{m[k]:6.3f}" for k in METRIC_KEYS]
-        lines.append(f"{s['sem_weight']:<10}{s['sem_floor']:<6}{s['sem_ceil']:<5}{s['candidates']:<7}" + " ".join(cells))
+        lines.append(
+            f"{s['sem_weight']:<10}{s['sem_floor']:<6}{s['sem_ceil']:<5}{s['candidates']:<7}" + " ".join(cells)
+        )
     best = sweep["best"]
     lines.append("")
     lines.append(f"best on tune: {_short(best['settings'])}")

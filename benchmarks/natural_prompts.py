@@ -59,8 +59,10 @@ def build(db: Path, memories: list[dict[str, Any]], embedder) -> tuple[Any, dict
     from mnemo_mcp.service import MemoryService
 
     svc = MemoryService(Settings(db=db, project=PROJECT, auto_consolidate=False), embedder)
-    items = [{"content": m["content"], "domain": "global" if m["scope"] == "global" else PROJECT, "allow_duplicate": True}
-             for m in memories]
+    items = [
+        {"content": m["content"], "domain": "global" if m["scope"] == "global" else PROJECT, "allow_duplicate": True}
+        for m in memories
+    ]
     results = svc.write_many(items)
     return svc, {r.id: m["key"] for r, m in zip(results, memories)}
 
@@ -68,8 +70,10 @@ def build(db: Path, memories: list[dict[str, Any]], embedder) -> tuple[Any, dict
 def read_all(svc, prompts: list[dict[str, Any]], keyword_only: bool) -> dict[str, list[Any]]:
     from mnemo_mcp.hooks.handlers import QUERY_CHARS
 
-    return {p["id"]: svc.read(p["prompt"][:QUERY_CHARS], top_k=READ_K, keyword_only=keyword_only, record=False).items
-            for p in prompts}
+    return {
+        p["id"]: svc.read(p["prompt"][:QUERY_CHARS], top_k=READ_K, keyword_only=keyword_only, record=False).items
+        for p in prompts
+    }
 
 
 def injected(items: list[Any], floor: float, k: int, budget: int) -> tuple[list[Any], int]:
@@ -87,8 +91,9 @@ def injected(items: list[Any], floor: float, k: int, budget: int) -> tuple[list[
     return chosen[:shown], tokens(text)
 
 
-def score(prompts: list[dict[str, Any]], reads: dict[str, list[Any]], keys: dict[str, str],
-          floor: float, k: int, budget: int) -> dict[str, float]:
+def score(
+    prompts: list[dict[str, Any]], reads: dict[str, list[Any]], keys: dict[str, str], floor: float, k: int, budget: int
+) -> dict[str, float]:
     correct = asked = quiet = negatives = clean = right = shown_total = 0
     token_sum = 0
     for p in prompts:
@@ -134,8 +139,11 @@ def per_kind(prompts, reads, keys, setting) -> dict[str, dict[str, float]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.natural_prompts", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.natural_prompts",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--data-dir", type=Path, default=DATA)
     p.add_argument("--quick", action="store_true", help="a slice of each split (CI)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -148,8 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.quick:
         splits = {s: ps[:40] for s, ps in splits.items()}
     defaults = Settings()
-    report: dict[str, Any] = {"benchmark": "natural_prompts", "memories": len(memories),
-                              "prompts": {s: len(ps) for s, ps in splits.items()}}
+    report: dict[str, Any] = {
+        "benchmark": "natural_prompts",
+        "memories": len(memories),
+        "prompts": {s: len(ps) for s, ps in splits.items()},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         svc, keys = build(Path(tmp) / "np.db", memories, FastEmbedEmbedder())
         try:
@@ -162,32 +173,53 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "chosen_on_tune": {"floor": best[0], "top_k": best[1], "tokens": best[2]},
                     "tune": table,
                     "test_with_chosen": score(splits["test"], reads["test"], keys, *best),
-                    "test_with_defaults": {"setting": list(current), **score(splits["test"], reads["test"], keys, *current)},
+                    "test_with_defaults": {
+                        "setting": list(current),
+                        **score(splits["test"], reads["test"], keys, *current),
+                    },
                     "tune_with_defaults": score(splits["tune"], reads["tune"], keys, *current),
                     "test_by_kind": per_kind(splits["test"], reads["test"], keys, best),
-                    "test_floors": {f"{f:.2f}": score(splits["test"], reads["test"], keys, f, best[1], best[2]) for f in FLOORS},
+                    "test_floors": {
+                        f"{f:.2f}": score(splits["test"], reads["test"], keys, f, best[1], best[2]) for f in FLOORS
+                    },
                 }
                 if keyword_only:
-                    report["before"] = {"setting": ["keyword", *BEFORE], **score(splits["test"], reads["test"], keys, *BEFORE)}
+                    report["before"] = {
+                        "setting": ["keyword", *BEFORE],
+                        **score(splits["test"], reads["test"], keys, *BEFORE),
+                    }
         finally:
             svc.close()
-    print(f"natural prompts: {len(memories)} memories, prompts tune {report['prompts']['tune']} / test {report['prompts']['test']}")
+    print(
+        f"natural prompts: {len(memories)} memories, prompts tune {report['prompts']['tune']} / test "
+        f"{report['prompts']['test']}"
+    )
     for mode in ("semantic", "keyword"):
         r = report[mode]
         c = r["chosen_on_tune"]
         print(f"\n{mode} (chosen on tune: floor {c['floor']}, top {c['top_k']}, {c['tokens']} tokens)")
         print(f"{'':24} {'correct':>8} {'precise':>8} {'clean':>7} {'quiet':>7} {'tokens':>7}")
-        rows = [("tune, chosen", r["tune"][f"{c['floor']:.2f}/{c['top_k']}/{c['tokens']}"]),
-                ("test, chosen", r["test_with_chosen"]),
-                ("tune, defaults", r["tune_with_defaults"]),
-                ("test, defaults", r["test_with_defaults"])]
+        rows = [
+            ("tune, chosen", r["tune"][f"{c['floor']:.2f}/{c['top_k']}/{c['tokens']}"]),
+            ("test, chosen", r["test_with_chosen"]),
+            ("tune, defaults", r["tune_with_defaults"]),
+            ("test, defaults", r["test_with_defaults"]),
+        ]
         for name, v in rows:
-            print(f"{name:24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} {v['quiet']:>7.3f} {v['tokens']:>7.1f}")
+            print(
+                f"{name:24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} {v['quiet']:>7.3f} "
+                f"{v['tokens']:>7.1f}"
+            )
         if mode == "keyword":
             v = report["before"]
-            print(f"{'test, before (0.5, top 3)':24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} {v['quiet']:>7.3f} {v['tokens']:>7.1f}")
-        print("test by floor (chosen top-k and budget):  " + "  ".join(
-            f"{f}: {v['correct']:.2f}/{v['clean']:.2f}" for f, v in r["test_floors"].items()))
+            print(
+                f"{'test, before (0.5, top 3)':24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} "
+                f"{v['quiet']:>7.3f} {v['tokens']:>7.1f}"
+            )
+        print(
+            "test by floor (chosen top-k and budget):  "
+            + "  ".join(f"{f}: {v['correct']:.2f}/{v['clean']:.2f}" for f, v in r["test_floors"].items())
+        )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2))
     print(f"\nresults: {a.out}")

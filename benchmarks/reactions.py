@@ -79,7 +79,9 @@ def evaluate(rows: list[dict[str, str]], preds: list[tuple[str, str | None]]) ->
         # Of all messages, the share that would cause a wrong update.
         "wrong_update_rate": ratio(wrong_updates, len(rows)),
         "sign_errors": sign_errors,
-        "per_kind": {k: {"n": v[1], "correct": v[0], "accuracy": ratio(v[0], v[1])} for k, v in sorted(by_kind.items())},
+        "per_kind": {
+            k: {"n": v[1], "correct": v[0], "accuracy": ratio(v[0], v[1])} for k, v in sorted(by_kind.items())
+        },
         "errors": errors,
     }
 
@@ -111,7 +113,9 @@ def report(res: dict[str, Any], show_errors: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.reactions", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.reactions", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="labelled JSONL (default: %(default)s)")
     p.add_argument("--show-errors", action="store_true", help="list the misclassified messages")
     p.add_argument("--json", type=Path, metavar="OUT", help="also write the full results as JSON")

@@ -28,8 +28,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import make_embedder
@@ -65,7 +66,9 @@ def build(db: Path, texts: list[str], embedder, batch: int = 256) -> dict[str, f
     return {"batched_writes_per_s": len(texts) / elapsed, "build_s": elapsed}
 
 
-def service_figures(db: Path, embedder, queries: list[str], reads: int, singles: int, rng: random.Random) -> dict[str, Any]:
+def service_figures(
+    db: Path, embedder, queries: list[str], reads: int, singles: int, rng: random.Random
+) -> dict[str, Any]:
     svc = MemoryService(Settings(db=db), embedder)
     qs = [rng.choice(queries) for _ in range(reads)]
     svc.read(qs[0])  # warm caches
@@ -186,7 +189,9 @@ async def _startup(db: Path, reps: int) -> dict[str, float]:
 def _server_env(db: Path) -> dict[str, str]:
     return {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
         # No automatic backup in the background: the figures measure reads, not a file copy.
-        "MNEMO_DB": str(db), "MNEMO_AUTO_BACKUP": "false"}
+        "MNEMO_DB": str(db),
+        "MNEMO_AUTO_BACKUP": "false",
+    }
 
 
 async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random) -> dict[str, float]:
@@ -276,16 +281,22 @@ def format_row(r: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--data", type=Path, required=True, help="path to locomo_dev.json")
     p.add_argument("--sizes", default="1000,10000,100000", help="comma-separated store sizes")
     p.add_argument("--reads", type=int, default=200, help="timed reads per size (service and stdio each)")
     p.add_argument("--writes", type=int, default=100, help="timed one-by-one writes per size")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
-        "--stores", type=Path, help="folder of stores to reuse (STORES/n<N>/memory.db; built and kept there when missing)"
+        "--stores",
+        type=Path,
+        help="folder of stores to reuse (STORES/n<N>/memory.db; built and kept there when missing)",
     )
-    p.add_argument("--startups", type=int, default=7, help="initialize timings per size, each for mnemo-mcp and a bare MCPServer")
+    p.add_argument(
+        "--startups", type=int, default=7, help="initialize timings per size, each for mnemo-mcp and a bare MCPServer"
+    )
     p.add_argument("--quick", action="store_true", help="CI size: N=300, 30 reads, 20 writes")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--png", type=Path, help="also draw latency against N (needs the bench extra)")

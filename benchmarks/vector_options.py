@@ -30,8 +30,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import apsw
 import numpy as np
@@ -64,13 +65,20 @@ def _timed(fn: Callable[[np.ndarray], list[int]], queries: np.ndarray, exact: li
 def _rescore(conn: apsw.Connection, q: np.ndarray, rowids: list[int]) -> list[int]:
     blob = q.tobytes()
     scored = [
-        (conn.execute("SELECT vec_distance_cosine(embedding, ?) FROM memory_vectors WHERE rowid = ?", (blob, r)).fetchone()[0], r)
+        (
+            conn.execute(
+                "SELECT vec_distance_cosine(embedding, ?) FROM memory_vectors WHERE rowid = ?", (blob, r)
+            ).fetchone()[0],
+            r,
+        )
         for r in rowids
     ]
     return [r for _, r in sorted(scored)[:K]]
 
 
-def _quantized_table(conn: apsw.Connection, name: str, kind: str, matrix: np.ndarray, rowids: np.ndarray, scale: np.ndarray | None) -> None:
+def _quantized_table(
+    conn: apsw.Connection, name: str, kind: str, matrix: np.ndarray, rowids: np.ndarray, scale: np.ndarray | None
+) -> None:
     conn.execute(f"CREATE VIRTUAL TABLE {name} USING vec0(embedding {kind}[{matrix.shape[1]}])")
     with conn:
         for r, v in zip(rowids.tolist(), matrix):
@@ -93,7 +101,12 @@ def measure(db: Path, queries: np.ndarray) -> dict[str, Any]:
     mask = index.allowed(None, False)
 
     def vec0_float(q: np.ndarray) -> list[int]:
-        return [r for r, _ in conn.execute("SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?", (q.tobytes(), K))]
+        return [
+            r
+            for r, _ in conn.execute(
+                "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?", (q.tobytes(), K)
+            )
+        ]
 
     exact = [vec0_float(q) for q in queries]
     out: dict[str, Any] = {"n": int(index.n)}
@@ -104,7 +117,17 @@ def measure(db: Path, queries: np.ndarray) -> dict[str, Any]:
     out |= _bit_codes(conn, index, queries, exact)
     _quantized_table(conn, "opt_bits", "bit", matrix, rowids, None)
     out["vec0 bit + rescore"] = _timed(
-        lambda q: _rescore(conn, q, [r for (r,) in conn.execute("SELECT rowid FROM opt_bits WHERE embedding MATCH vec_bit(?) AND k = 1000", (np.packbits(q > 0).tobytes(),))]),
+        lambda q: _rescore(
+            conn,
+            q,
+            [
+                r
+                for (r,) in conn.execute(
+                    "SELECT rowid FROM opt_bits WHERE embedding MATCH vec_bit(?) AND k = 1000",
+                    (np.packbits(q > 0).tobytes(),),
+                )
+            ],
+        ),
         queries,
         exact,
     ) | {"memory_mb": 0.0}
@@ -130,7 +153,9 @@ def measure(db: Path, queries: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def _bit_codes(conn: apsw.Connection, index: vectors.VectorIndex, queries: np.ndarray, exact: list[list[int]]) -> dict[str, Any]:
+def _bit_codes(
+    conn: apsw.Connection, index: vectors.VectorIndex, queries: np.ndarray, exact: list[list[int]]
+) -> dict[str, Any]:
     """Bit codes in memory, the 1,000 nearest by Hamming distance re-scored exactly, with the
     floats from the in-memory matrix or read in place from sqlite-vec's chunk blobs."""
     matrix, rowids = index.matrix[: index.n], index.rowids[: index.n]
@@ -165,7 +190,9 @@ def _bit_codes(conn: apsw.Connection, index: vectors.VectorIndex, queries: np.nd
                 chunk = int(chunk_of[slot])
                 blob = blobs.get(chunk)
                 if blob is None:
-                    blob = blobs[chunk] = conn.blob_open("main", "memory_vectors_vector_chunks00", "vectors", chunk, False)
+                    blob = blobs[chunk] = conn.blob_open(
+                        "main", "memory_vectors_vector_chunks00", "vectors", chunk, False
+                    )
                 blob.seek(int(offset_of[slot]) * 4 * dim)
                 blob.read_into(buf, i * 4 * dim, 4 * dim)
             for blob in blobs.values():
@@ -209,7 +236,11 @@ def _partitions(conn: apsw.Connection, matrix: np.ndarray, rowids: np.ndarray, q
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.vector_options", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.vector_options",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--data", type=Path, required=True, help="path to locomo_dev.json")
     p.add_argument("--n", type=int, default=100_000, help="memories in the store")
     p.add_argument("--queries", type=int, default=100)
@@ -232,7 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"N={result['n']}, {nq} queries, k={K}: p50 / p95 ms, recall of sqlite-vec's exact top 10 / top 100, memory")
     for name, r in result.items():
         if isinstance(r, dict):
-            print(f"  {name:<48} {r['p50_ms']:7.2f} {r['p95_ms']:7.2f}   {r['recall@10']:.3f} {r['recall@100']:.3f}   {r['memory_mb']:7.1f} MB")
+            print(
+                f"  {name:<48} {r['p50_ms']:7.2f} {r['p95_ms']:7.2f}   {r['recall@10']:.3f} {r['recall@100']:.3f}   "
+                f"{r['memory_mb']:7.1f} MB"
+            )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2))
     return 0

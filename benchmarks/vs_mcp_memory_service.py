@@ -68,19 +68,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any
 
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from mnemo_mcp.embedding import prepare_default_model
 
+from .common import percentile
 from .locomo import Conversation, load_locomo
 from .locomo_retrieval import QuestionResult, group_results, question_metrics
-from .common import percentile
 from .speed import corpus, questions
 
 MMS_VERSION = "12.4.0"
@@ -209,7 +210,9 @@ class Mnemo:
         command, args = (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
         env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
             # No automatic backup in the background: the figures measure reads, not a file copy.
-            "MNEMO_DB": str(db), "MNEMO_AUTO_BACKUP": "false"}
+            "MNEMO_DB": str(db),
+            "MNEMO_AUTO_BACKUP": "false",
+        }
         return StdioServerParameters(command=command, args=args, env=env)
 
     async def store(self, client: Client, content: str, bulk: bool) -> tuple[str | None, str | None]:
@@ -341,7 +344,9 @@ async def load(server, client: Client, texts: Sequence[str], label: str) -> Load
 # --- speed -------------------------------------------------------------------------------------
 
 
-async def speed_one(server, db: Path, errlog: Path, texts: list[str], queries: list[str], new: list[str]) -> dict[str, Any]:
+async def speed_one(
+    server, db: Path, errlog: Path, texts: list[str], queries: list[str], new: list[str]
+) -> dict[str, Any]:
     row: dict[str, Any] = {}
     async with serve(server.params(db), errlog) as (client, _, init_ms):
         row["initialize_empty_ms"] = init_ms
@@ -384,7 +389,9 @@ async def speed_one(server, db: Path, errlog: Path, texts: list[str], queries: l
     return row
 
 
-async def run_speed(servers, data: Path, sizes: Sequence[int], n_search: int, n_store: int, seed: int, root: Path) -> list[dict[str, Any]]:
+async def run_speed(
+    servers, data: Path, sizes: Sequence[int], n_search: int, n_store: int, seed: int, root: Path
+) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     pool = list(dict.fromkeys(questions(data)))
     rng.shuffle(pool)
@@ -400,7 +407,9 @@ async def run_speed(servers, data: Path, sizes: Sequence[int], n_search: int, n_
             d = root / f"speed-{n}-{server.name}"
             d.mkdir()
             log(f"  N={n}: {server.name}")
-            row[server.name] = await speed_one(server, d / "memory.db", root / f"{server.name}.stderr.log", texts, queries, new)
+            row[server.name] = await speed_one(
+                server, d / "memory.db", root / f"{server.name}.stderr.log", texts, queries, new
+            )
         rows.append(row)
         print(format_speed_row(row, servers), flush=True)
     return rows
@@ -409,7 +418,9 @@ async def run_speed(servers, data: Path, sizes: Sequence[int], n_search: int, n_
 # --- recall ------------------------------------------------------------------------------------
 
 
-async def recall_one(server, conv: Conversation, root: Path, errlog: Path, max_questions: int | None) -> dict[str, list[QuestionResult]]:
+async def recall_one(
+    server, conv: Conversation, root: Path, errlog: Path, max_questions: int | None
+) -> dict[str, list[QuestionResult]]:
     """Per search variant, the per-question metrics on this conversation."""
     base = root / f"recall-{conv.sample_id}-{server.name}"
     (base / "loaded").mkdir(parents=True)
@@ -418,7 +429,9 @@ async def recall_one(server, conv: Conversation, root: Path, errlog: Path, max_q
     async with serve(server.params(db), errlog) as (client, _, _init):
         loaded = await load(server, client, texts, f"{server.name} {conv.sample_id}")
     if loaded.failures:
-        raise CallFailed(f"{server.name}: {len(loaded.failures)} turns of {conv.sample_id} not stored, e.g. {loaded.failures[0]}")
+        raise CallFailed(
+            f"{server.name}: {len(loaded.failures)} turns of {conv.sample_id} not stored, e.g. {loaded.failures[0]}"
+        )
     turn = {t.dia_id: t for t in conv.turns}
     qs = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
     qs = qs[:max_questions] if max_questions else qs
@@ -431,7 +444,9 @@ async def recall_one(server, conv: Conversation, root: Path, errlog: Path, max_q
             for q in qs:
                 gold = {loaded.key_of[turn[d].content] for d in q.evidence}
                 ranked = await server.search(client, q.question, variant)
-                results.append(QuestionResult(conv.sample_id, conv.split, q.category, question_metrics(ranked[:TOP_K], gold)))
+                results.append(
+                    QuestionResult(conv.sample_id, conv.split, q.category, question_metrics(ranked[:TOP_K], gold))
+                )
         out[variant] = results
     return out
 
@@ -439,7 +454,11 @@ async def recall_one(server, conv: Conversation, root: Path, errlog: Path, max_q
 def _recall_figures(results: list[QuestionResult]) -> dict[str, Any]:
     groups = group_results(results)
     keep = ("recall@10", "ndcg@10", "hit@1")
-    return {g: {"n": m["n"], **{k: m[k] for k in keep}} for g, m in groups.items() if g == "overall_1-4" or g.startswith("category_")}
+    return {
+        g: {"n": m["n"], **{k: m[k] for k in keep}}
+        for g, m in groups.items()
+        if g == "overall_1-4" or g.startswith("category_")
+    }
 
 
 async def run_recall(servers, convs: list[Conversation], root: Path, max_questions: int | None) -> dict[str, Any]:
@@ -481,12 +500,15 @@ def build_table(report: dict[str, Any]) -> tuple[list[list[str]], dict[str, bool
     def lat_row(label: str, mine: float, others: list[tuple[str, float]]) -> None:
         ratios = [o / mine for _, o in others]
         faster.extend(r > 1 for r in ratios)
-        rows.append([
-            label,
-            f"{mine:.1f}",
-            " / ".join(f"{o:.1f}" for _, o in others) + (f" ({', '.join(n for n, _ in others)})" if len(others) > 1 else ""),
-            " / ".join(f"{r:.2f}x" for r in ratios),
-        ])
+        rows.append(
+            [
+                label,
+                f"{mine:.1f}",
+                " / ".join(f"{o:.1f}" for _, o in others)
+                + (f" ({', '.join(n for n, _ in others)})" if len(others) > 1 else ""),
+                " / ".join(f"{r:.2f}x" for r in ratios),
+            ]
+        )
 
     for row in report.get("speed", []):
         n, a, b = row["n"], row[ours], row[theirs]
@@ -514,13 +536,18 @@ def build_table(report: dict[str, Any]) -> tuple[list[list[str]], dict[str, bool
         others = [(v, recall[f"{theirs}:{v}"]["overall_1-4"]["recall@10"]) for v in variants]
         better.extend(mine > o for _, o in others)
         n = recall[f"{ours}:memory_read"]["overall_1-4"]["n"]
-        rows.append([
-            f"R@10 cat 1-4, {n} q ({', '.join(report['recall_conversations'])})",
-            f"{mine:.3f}",
-            " / ".join(f"{o:.3f}" for _, o in others) + f" ({', '.join(v for v, _ in others)})",
-            " / ".join(f"{o / mine:.2f}x" for _, o in others),
-        ])
-    return rows, {"faster_on_every_row": bool(faster) and all(faster), "better_r10_than_every_mode": bool(better) and all(better)}
+        rows.append(
+            [
+                f"R@10 cat 1-4, {n} q ({', '.join(report['recall_conversations'])})",
+                f"{mine:.3f}",
+                " / ".join(f"{o:.3f}" for _, o in others) + f" ({', '.join(v for v, _ in others)})",
+                " / ".join(f"{o / mine:.2f}x" for _, o in others),
+            ]
+        )
+    return rows, {
+        "faster_on_every_row": bool(faster) and all(faster),
+        "better_r10_than_every_mode": bool(better) and all(better),
+    }
 
 
 def format_table(rows: list[list[str]]) -> str:
@@ -532,7 +559,9 @@ def format_table(rows: list[list[str]]) -> str:
 
 def format_recall_categories(recall: dict[str, Any]) -> str:
     cats = sorted(g for g in next(iter(recall.values())) if g.startswith("category_"))
-    lines = [f"{'R@10 by category':<34}" + "".join(f"{c.replace('category_', 'cat '):>9}" for c in cats) + f"{'all 1-4':>9}"]
+    lines = [
+        f"{'R@10 by category':<34}" + "".join(f"{c.replace('category_', 'cat '):>9}" for c in cats) + f"{'all 1-4':>9}"
+    ]
     for name, groups in recall.items():
         cells = "".join(f"{groups[c]['recall@10']:>9.3f}" if c in groups else f"{'-':>9}" for c in cats)
         lines.append(f"{name:<34}{cells}{groups['overall_1-4']['recall@10']:>9.3f}")
@@ -549,19 +578,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--data", type=Path, required=True, help="path to locomo_dev.json (LoCoMo format; never copied)")
-    p.add_argument("--sizes", default="1000,10000", help="comma-separated store sizes for the speed rows (default: 1000,10000)")
+    p.add_argument(
+        "--sizes", default="1000,10000", help="comma-separated store sizes for the speed rows (default: 1000,10000)"
+    )
     p.add_argument("--searches", type=int, default=100, help="timed searches per size and variant (default: 100)")
     p.add_argument("--stores", type=int, default=50, help="timed one-by-one stores per size (default: 50)")
     p.add_argument(
         "--conversations",
         default=",".join(DEFAULT_CONVERSATIONS),
-        help=f"comma-separated LoCoMo sample_ids for R@10 (default: {','.join(DEFAULT_CONVERSATIONS)}; 'none' skips R@10)",
+        help=f"comma-separated LoCoMo sample_ids for R@10 (default: {','.join(DEFAULT_CONVERSATIONS)}; "
+        "'none' skips R@10)",
     )
-    p.add_argument("--quick", action="store_true", help="wiring check: N=200, 20 searches, 10 stores, R@10 on 30 questions of the first conversation")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="wiring check: N=200, 20 searches, 10 stores, R@10 on 30 questions of the first conversation",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON results (default: {DEFAULT_OUT})")
-    p.add_argument("--base-python", default=DEFAULT_BASE_PYTHON, help="Python for the peer's venv; its sqlite3 must load extensions")
-    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help=f"where the peer's venv lives (default: {DEFAULT_CACHE})")
+    p.add_argument(
+        "--base-python",
+        default=DEFAULT_BASE_PYTHON,
+        help="Python for the peer's venv; its sqlite3 must load extensions",
+    )
+    p.add_argument(
+        "--cache-dir", type=Path, default=DEFAULT_CACHE, help=f"where the peer's venv lives (default: {DEFAULT_CACHE})"
+    )
     p.add_argument("--reinstall", action="store_true", help="recreate the peer's venv")
     p.add_argument("--keep", action="store_true", help="keep the temporary databases and server logs")
     return p.parse_args(argv)
@@ -584,11 +626,21 @@ async def amain(a: argparse.Namespace) -> int:
     root = Path(tempfile.mkdtemp(prefix="mnemo-vs-mms-"))
     report: dict[str, Any] = {
         "benchmark": "vs_mcp_memory_service",
-        "peer": {"package": "mcp-memory-service", "version": version, "venv": str(memory.parent.parent), "stdio_command": "memory server"},
+        "peer": {
+            "package": "mcp-memory-service",
+            "version": version,
+            "venv": str(memory.parent.parent),
+            "stdio_command": "memory server",
+        },
         "data": str(a.data),
         "quick": a.quick,
         "top_k": TOP_K,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "loadavg_start": os.getloadavg()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "loadavg_start": os.getloadavg(),
+        },
         "settings": {"sizes": sizes, "searches": n_search, "stores": n_store, "seed": a.seed},
     }
     try:
@@ -618,10 +670,15 @@ async def amain(a: argparse.Namespace) -> int:
         print()
         print(format_recall_categories(report["recall"]))
     print()
-    print(f"goal: mnemo-mcp faster on every row: {'yes' if goals['faster_on_every_row'] else 'NO'}; "
-          f"better R@10 than every mode of theirs: {'yes' if goals['better_r10_than_every_mode'] else 'NO'}")
+    print(
+        f"goal: mnemo-mcp faster on every row: {'yes' if goals['faster_on_every_row'] else 'NO'}; "
+        f"better R@10 than every mode of theirs: {'yes' if goals['better_r10_than_every_mode'] else 'NO'}"
+    )
     la, lb = report["machine"]["loadavg_start"], report["machine"]["loadavg_end"]
-    print(f"load average {la[0]:.1f} at start, {lb[0]:.1f} at end ({report['machine']['cpus']} CPUs); total {report['seconds']}s")
+    print(
+        f"load average {la[0]:.1f} at start, {lb[0]:.1f} at end ({report['machine']['cpus']} CPUs); total "
+        f"{report['seconds']}s"
+    )
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"results: {a.out}")

@@ -35,12 +35,60 @@ PROGRAM = "mnemo-mcp"
 CHECK_FILTERS: tuple[str, ...] = tuple(
     f"Bash({program} *)"
     for program in (
-        "pytest", "py.test", "python", "python3", "uv", "poetry", "pipenv", "hatch", "pdm", "tox", "nox",
-        "mypy", "pyright", "ruff", "flake8", "pylint", "black", "isort",
-        "npm", "pnpm", "yarn", "bun", "npx", "bunx", "jest", "vitest", "mocha", "tsc", "eslint", "prettier",
-        "biome", "playwright", "cypress", "cargo", "go", "golangci-lint", "make", "ninja", "cmake", "ctest",
-        "mvn", "./mvnw", "gradle", "./gradlew", "dotnet", "bazel", "swift", "mix", "rspec", "bundle", "phpunit",
-        "deno", "docker", "pre-commit",
+        "pytest",
+        "py.test",
+        "python",
+        "python3",
+        "uv",
+        "poetry",
+        "pipenv",
+        "hatch",
+        "pdm",
+        "tox",
+        "nox",
+        "mypy",
+        "pyright",
+        "ruff",
+        "flake8",
+        "pylint",
+        "black",
+        "isort",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "npx",
+        "bunx",
+        "jest",
+        "vitest",
+        "mocha",
+        "tsc",
+        "eslint",
+        "prettier",
+        "biome",
+        "playwright",
+        "cypress",
+        "cargo",
+        "go",
+        "golangci-lint",
+        "make",
+        "ninja",
+        "cmake",
+        "ctest",
+        "mvn",
+        "./mvnw",
+        "gradle",
+        "./gradlew",
+        "dotnet",
+        "bazel",
+        "swift",
+        "mix",
+        "rspec",
+        "bundle",
+        "phpunit",
+        "deno",
+        "docker",
+        "pre-commit",
     )
 )
 # (event, matcher, `if` filters): one hook group per row, one entry per filter.
@@ -82,7 +130,8 @@ class _File:
 
 
 def default_dirs() -> tuple[Path, Path]:
-    """(home, project_dir) for the CLI; the functions below take them as arguments so tests never touch the real ones."""
+    """(home, project_dir) for the CLI; the functions below take them as arguments so tests never
+    touch the real ones."""
     return Path.home(), Path.cwd()
 
 
@@ -113,7 +162,9 @@ def hook_groups(executable: str, event: str) -> list[dict[str, Any]]:
     return out
 
 
-def install(scope: str, executable: str, home: Path, project_dir: Path, hooks: bool = True, now: datetime | None = None) -> list[Change]:
+def install(
+    scope: str, executable: str, home: Path, project_dir: Path, hooks: bool = True, now: datetime | None = None
+) -> list[Change]:
     """Add or update the "mnemo" server and (unless hooks=False) our hooks; other entries stay as they are."""
     if not executable:
         raise InstallError("no executable given: pass the path of the mnemo-mcp program")

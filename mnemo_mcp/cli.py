@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 
@@ -42,9 +44,19 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--type", default="note", dest="memory_type", help="memory type (default: note)")
     w.add_argument("--metadata", help="a JSON object")
     w.add_argument("--domain", help="scope, e.g. a project name")
-    w.add_argument("--supersedes", action="append", default=[], metavar="ID", help="a memory this one corrects (repeatable; archived and linked)")
+    w.add_argument(
+        "--supersedes",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a memory this one corrects (repeatable; archived and linked)",
+    )
     w.add_argument("--allow-duplicate", action="store_true", help="store even when a near-duplicate exists")
-    w.add_argument("--source", default="write", help="who captured it: 'write' (deliberate, default) or e.g. 'hook' (expires sooner)")
+    w.add_argument(
+        "--source",
+        default="write",
+        help="who captured it: 'write' (deliberate, default) or e.g. 'hook' (expires sooner)",
+    )
 
     r = sub.add_parser("read", help="recall memories for a query")
     r.add_argument("query")
@@ -53,7 +65,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--domain")
     r.add_argument("--min-relevance", type=float)
     r.add_argument("--include-archived", action="store_true")
-    r.add_argument("--expand", action=argparse.BooleanOptionalAction, default=None, help="expand the query through learned concept links (default: MNEMO_EXPAND_ASSOCIATIONS)")
+    r.add_argument(
+        "--expand",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="expand the query through learned concept links (default: MNEMO_EXPAND_ASSOCIATIONS)",
+    )
 
     f = sub.add_parser("feedback", help="report an outcome (-1.0 .. 1.0) for memories")
     f.add_argument("outcome", type=float)
@@ -77,7 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--tier", choices=("working", "history", "pattern"))
     ls.add_argument("--archived", choices=("live", "archived", "all"), default="live")
     ls.add_argument("--sort", choices=("newest", "updated", "quality", "worst", "valence", "used"), default="newest")
-    ls.add_argument("--quarantined", action="store_true", help="only notes kept out of injection (they read as instructions)")
+    ls.add_argument(
+        "--quarantined", action="store_true", help="only notes kept out of injection (they read as instructions)"
+    )
     ls.add_argument("-n", "--limit", type=int, default=20)
 
     rl = sub.add_parser("release", help="let a quarantined note be injected again (you judged it safe)")
@@ -101,7 +120,12 @@ def _parser() -> argparse.ArgumentParser:
 
     ins = sub.add_parser("install", help="register mnemo-mcp (server and hooks) with a client: `install claude`")
     ins.add_argument("client", choices=("claude",), help="the client to configure (Claude Code)")
-    ins.add_argument("--scope", choices=("user", "project"), default="user", help="user: ~/.claude.json and ~/.claude/settings.json; project: .mcp.json and .claude/settings.json")
+    ins.add_argument(
+        "--scope",
+        choices=("user", "project"),
+        default="user",
+        help="user: ~/.claude.json and ~/.claude/settings.json; project: .mcp.json and .claude/settings.json",
+    )
     ins.add_argument("--no-hooks", action="store_true", help="only the MCP server entry")
     un = sub.add_parser("uninstall", help="remove what `install` added (other servers and hooks are kept)")
     un.add_argument("client", choices=("claude",))
@@ -151,8 +175,15 @@ def _human_read(r) -> None:
         print("no memories found")
     for i, it in enumerate(r.items, start=1):
         tags = f" [{', '.join(it.tags)}]" if it.tags else ""
-        flags = f" {it.tier}" + (" archived" if it.archived else "") + (f" via={it.expanded_via}" if it.expanded_via else "")
-        print(f"{i}. {it.id[:12]} score={it.score:.3f} rel={it.relevance:.3f} val={it.valence:+.2f} q={it.quality:.2f}{flags}{tags}")
+        flags = (
+            f" {it.tier}"
+            + (" archived" if it.archived else "")
+            + (f" via={it.expanded_via}" if it.expanded_via else "")
+        )
+        print(
+            f"{i}. {it.id[:12]} score={it.score:.3f} rel={it.relevance:.3f} val={it.valence:+.2f} "
+            f"q={it.quality:.2f}{flags}{tags}"
+        )
         if it.superseded_by:
             print(f"   superseded by {it.superseded_by}")
         print("   " + it.content.replace("\n", "\n   "))
@@ -167,10 +198,14 @@ def _human_list(page) -> None:
     if not page.items:
         print("no memories match")
     for m in page.items:
-        flags = " ".join(x for x in (m.memory_type, m.source, m.by and f"by={m.by}", m.tier, "archived" if m.archived else "") if x)
+        flags = " ".join(
+            x for x in (m.memory_type, m.source, m.by and f"by={m.by}", m.tier, "archived" if m.archived else "") if x
+        )
         print(f"{m.id[:12]} val={m.valence:+.2f} q={m.quality:.2f} {flags}")
         if m.quarantine:
-            print(f"   QUARANTINED ({m.quarantine}): never injected; `mnemo-mcp release {m.id[:12]}` if you judge it safe")
+            print(
+                f"   QUARANTINED ({m.quarantine}): never injected; `mnemo-mcp release {m.id[:12]}` if you judge it safe"
+            )
         print("   " + m.content.replace("\n", "\n   "))
     print(f"{len(page.items)} of {page.total}")
 
@@ -188,15 +223,17 @@ def _human_consolidation(r) -> None:
 
 
 def _parse_now(text: str):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from .errors import InvalidInput
 
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
-        raise InvalidInput(f"--now {text!r} is not an ISO-8601 date; use e.g. 2027-06-01 or 2027-06-01T12:00:00+00:00") from None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        raise InvalidInput(
+            f"--now {text!r} is not an ISO-8601 date; use e.g. 2027-06-01 or 2027-06-01T12:00:00+00:00"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _human_kv(r) -> None:
@@ -226,7 +263,15 @@ def _run(args: argparse.Namespace) -> int:
             )
             _print(r, args.json, _human_kv)
         elif cmd == "read":
-            r = svc.read(args.query, top_k=args.top_k, tags=args.tag, domain=args.domain, min_relevance=args.min_relevance, include_archived=args.include_archived, expand_associations=args.expand)
+            r = svc.read(
+                args.query,
+                top_k=args.top_k,
+                tags=args.tag,
+                domain=args.domain,
+                min_relevance=args.min_relevance,
+                include_archived=args.include_archived,
+                expand_associations=args.expand,
+            )
             _print(r, args.json, _human_read)
         elif cmd == "consolidate":
             now = _parse_now(args.now) if args.now else None
@@ -255,8 +300,15 @@ def _run(args: argparse.Namespace) -> int:
             _print(svc.stats(), args.json, _human_kv)
         elif cmd == "list":
             page = svc.browse_list(
-                None, source=args.source, memory_type=args.memory_type, tags=args.tag, tier=args.tier,
-                archived=args.archived, sort=args.sort, limit=args.limit, quarantined=args.quarantined,
+                None,
+                source=args.source,
+                memory_type=args.memory_type,
+                tags=args.tag,
+                tier=args.tier,
+                archived=args.archived,
+                sort=args.sort,
+                limit=args.limit,
+                quarantined=args.quarantined,
             )
             _print(page, args.json, _human_list)
         elif cmd == "release":
@@ -293,7 +345,9 @@ def _executable() -> str:
 
     found = shutil.which("mnemo-mcp") or shutil.which("mnemo-mcp", path=str(Path(sys.executable).parent))
     if not found:
-        raise MnemoError("cannot find the mnemo-mcp command; install the package (pip install mnemo-mcp) so it is on PATH")
+        raise MnemoError(
+            "cannot find the mnemo-mcp command; install the package (pip install mnemo-mcp) so it is on PATH"
+        )
     return str(Path(found).resolve())
 
 

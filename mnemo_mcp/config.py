@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,7 +60,9 @@ class Settings(BaseSettings):
     scope: Literal["project", "all"] = Field("project", description="'all': reads search every domain")
 
     # Privacy: what memory_write does with text that looks like a key, token or password
-    secrets: Literal["refuse", "redact", "allow"] = Field("refuse", description="refuse (default), redact (mask it), allow")
+    secrets: Literal["refuse", "redact", "allow"] = Field(
+        "refuse", description="refuse (default), redact (mask it), allow"
+    )
 
     # Embedding
     embed_model: str = DEFAULT_MODEL
@@ -74,7 +76,9 @@ class Settings(BaseSettings):
     max_top_k: int = Field(50, ge=1)
 
     # Retrieval: relevance = sem_weight * semantic + (1 - sem_weight) * lexical, both in [0, 1]
-    sem_weight: float = Field(0.4, ge=0.0, le=1.0, description="chosen on LoCoMo tune split (benchmarks.locomo_retrieval)")
+    sem_weight: float = Field(
+        0.4, ge=0.0, le=1.0, description="chosen on LoCoMo tune split (benchmarks.locomo_retrieval)"
+    )
     sem_floor: float = Field(0.1, ge=-1.0, le=1.0, description="cosine mapped to semantic 0")
     sem_ceil: float = Field(0.8, ge=-1.0, le=1.0, description="cosine mapped to semantic 1")
     candidates: int = Field(100, ge=10, description="candidates drawn from each retriever")
@@ -86,7 +90,9 @@ class Settings(BaseSettings):
         0.2, gt=0.0, le=1.0, description="smallest step of a query->memory link (running mean of outcomes above it)"
     )
     global_weight: float = Field(0.1, ge=0.0, le=1.0, description="weight of valence and quality")
-    valence_share: float = Field(0.5, ge=0.0, le=1.0, description="valence's share of the global signal (rest: quality)")
+    valence_share: float = Field(
+        0.5, ge=0.0, le=1.0, description="valence's share of the global signal (rest: quality)"
+    )
     context_weight: float = Field(0.6, ge=0.0, le=2.0, description="weight of query->memory links")
     context_sharpness: float = Field(
         3.0, ge=1.0, le=6.0, description="exponent on the taught share of a query: higher = stays with the question"
@@ -96,18 +102,30 @@ class Settings(BaseSettings):
     association_rate: float = Field(0.2, gt=0.0, le=1.0, description="Hebbian rate for concept links")
 
     # Associations (Hebbian concept links)
-    write_link_rate: float = Field(0.05, ge=0.0, le=1.0, description="weak link between concepts of one memory, on write")
+    write_link_rate: float = Field(
+        0.05, ge=0.0, le=1.0, description="weak link between concepts of one memory, on write"
+    )
     write_link_concepts: int = Field(5, ge=0, le=16, description="leading concepts of a memory linked on write")
     link_half_life_days: float = Field(90.0, gt=0.0, description="unused links lose half their weight in this time")
-    link_prune_below: float = Field(0.01, ge=0.0, le=1.0, description="decayed links never touched by feedback are dropped below this")
-    expand_associations: bool = Field(False, description="memory_read expands the query through strong links by default")
+    link_prune_below: float = Field(
+        0.01, ge=0.0, le=1.0, description="decayed links never touched by feedback are dropped below this"
+    )
+    expand_associations: bool = Field(
+        False, description="memory_read expands the query through strong links by default"
+    )
     expand_concepts: int = Field(4, ge=1, le=16, description="linked concepts added by an expansion")
     expand_min_weight: float = Field(0.1, ge=0.0, le=1.0, description="weakest link an expansion follows")
-    expand_weight: float = Field(0.5, ge=0.0, le=1.0, description="relevance of a memory reached only through a link, relative to a direct match")
+    expand_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="relevance of a memory reached only through a link, relative to a direct match"
+    )
 
     # Response alignment (memory_feedback with the answer text; MemWire's documented defaults)
-    align_credit: bool = Field(True, description="weight each memory's share of an outcome by its alignment with the response")
-    align_min_credit: float = Field(0.1, ge=0.0, le=1.0, description="share of an outcome a memory the answer did not follow keeps")
+    align_credit: bool = Field(
+        True, description="weight each memory's share of an outcome by its alignment with the response"
+    )
+    align_min_credit: float = Field(
+        0.1, ge=0.0, le=1.0, description="share of an outcome a memory the answer did not follow keeps"
+    )
     strengthen_rate: float = Field(0.1, ge=0.0, le=1.0)
     weaken_rate: float = Field(0.05, ge=0.0, le=1.0)
     align_strengthen: float = Field(0.5, ge=0.0, le=1.0, description="links strengthen above this alignment")
@@ -115,8 +133,12 @@ class Settings(BaseSettings):
     edge_weight_min: float = Field(0.01, ge=0.0, le=1.0)
     edge_weight_max: float = Field(1.0, ge=0.0, le=1.0)
     response_only_scale: float = Field(0.5, ge=0.0, le=1.0, description="link rates without an outcome, relative")
-    tension_similarity: float = Field(0.85, ge=0.0, le=1.0, description="recalled memories this similar are about one subject")
-    tension_margin: float = Field(0.1, ge=0.0, le=1.0, description="alignment gap that shows which side the answer took")
+    tension_similarity: float = Field(
+        0.85, ge=0.0, le=1.0, description="recalled memories this similar are about one subject"
+    )
+    tension_margin: float = Field(
+        0.1, ge=0.0, le=1.0, description="alignment gap that shows which side the answer took"
+    )
     max_response_chars: int = Field(50_000, ge=1)
 
     # Lifecycle
@@ -127,7 +149,9 @@ class Settings(BaseSettings):
     retention_days_fair: float = Field(90.0, gt=0.0, description="... quality below 0.5")
     retention_days_good: float = Field(180.0, gt=0.0, description="... quality below 0.7")
     retention_days_high: float = Field(365.0, gt=0.0, description="... quality 0.7 and above")
-    auto_retention_factor: float = Field(0.5, gt=0.0, le=1.0, description="share of the window for automatically captured memories")
+    auto_retention_factor: float = Field(
+        0.5, gt=0.0, le=1.0, description="share of the window for automatically captured memories"
+    )
     recency_half_life_days: float = Field(30.0, gt=0.0, description="recency part of the consolidation score")
     history_standing: float = Field(0.6, ge=0.0, le=1.0)
     history_uses: int = Field(2, ge=0)
@@ -138,12 +162,20 @@ class Settings(BaseSettings):
     pattern_keep: float = Field(0.65, ge=0.0, le=1.0, description="pattern drops to history below this standing")
     dedup: bool = Field(True, description="report near-duplicate writes instead of storing them")
     duplicate_similarity: float = Field(
-        MEANING_ALIKE, gt=0.0, le=1.0, description="cosine at which a write means the same as a stored one (benchmarks.dedup)"
+        MEANING_ALIKE,
+        gt=0.0,
+        le=1.0,
+        description="cosine at which a write means the same as a stored one (benchmarks.dedup)",
     )
     duplicate_words: float = Field(
-        WORDS_ALIKE, gt=0.0, le=1.0, description="share of words at which it reads the same; a changed number, path or name is an update"
+        WORDS_ALIKE,
+        gt=0.0,
+        le=1.0,
+        description="share of words at which it reads the same; a changed number, path or name is an update",
     )
-    duplicate_synonyms: float = Field(SYNONYMS_ALIKE, gt=0.0, le=1.0, description="cosine at which a swapped word is a synonym")
+    duplicate_synonyms: float = Field(
+        SYNONYMS_ALIKE, gt=0.0, le=1.0, description="cosine at which a swapped word is a synonym"
+    )
     merge_scan_per_run: int = Field(2000, ge=0, description="memories checked for near-duplicates per consolidation")
 
     # Claude Code hooks
@@ -158,7 +190,10 @@ class Settings(BaseSettings):
     )
     hook_server: bool = Field(True, description="the MCP server answers hooks on a Unix socket beside the database")
     hook_connect_ms: int = Field(
-        HOOK_CONNECT_MS, ge=0, le=5000, description="how long a hook looks for a ready server before recalling by itself"
+        HOOK_CONNECT_MS,
+        ge=0,
+        le=5000,
+        description="how long a hook looks for a ready server before recalling by itself",
     )
     hook_model_wait_ms: int = Field(
         HOOK_MODEL_WAIT_MS, ge=0, le=8000, description="how long it waits for a server that is still loading its model"
@@ -169,7 +204,9 @@ class Settings(BaseSettings):
     outcome_partial: float = Field(0.3, ge=-1.0, le=1.0)
     outcome_failed: float = Field(-1.0, ge=-1.0, le=1.0)
     check_fail_outcome: float = Field(-0.5, ge=-1.0, le=1.0, description="a test/build failure after a recall")
-    check_pass_outcome: float = Field(0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what was recalled since")
+    check_pass_outcome: float = Field(
+        0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what was recalled since"
+    )
     extra_check_commands: list[str] = Field(default_factory=list, description="more check-command regexes (JSON list)")
 
     # Capture: cases learned from sessions without being told (hooks; no model, no LLM)
@@ -181,8 +218,12 @@ class Settings(BaseSettings):
     capture_pending_turns: int = Field(2, ge=1, le=20, description="later turns a pending case waits for its outcome")
     capture_pending_hours: float = Field(24.0, gt=0.0, description="... and at most this long")
     capture_max_chars: int = Field(1500, ge=200, le=10_000, description="size cap of a captured case")
-    capture_recall_items: int = Field(3, ge=0, le=10, description="cases shown when a failing check matches them (0: none)")
-    hook_log: Path = Field(default_factory=lambda: Path(data_dir(), "hooks.log"), description="where hooks log their errors")
+    capture_recall_items: int = Field(
+        3, ge=0, le=10, description="cases shown when a failing check matches them (0: none)"
+    )
+    hook_log: Path = Field(
+        default_factory=lambda: Path(data_dir(), "hooks.log"), description="where hooks log their errors"
+    )
 
     # Quality score weights (normalized to sum 1 when used)
     quality_w_rating: float = Field(0.30, ge=0.0)
@@ -191,7 +232,9 @@ class Settings(BaseSettings):
     quality_w_consolidation: float = Field(0.20, ge=0.0)
 
     log_level: str = "WARNING"
-    now: datetime | None = Field(None, description="act as if it were this time (simulations, benchmarks); unset: the clock")
+    now: datetime | None = Field(
+        None, description="act as if it were this time (simulations, benchmarks); unset: the clock"
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:
@@ -220,7 +263,7 @@ class Settings(BaseSettings):
     @field_validator("now", mode="after")
     @classmethod
     def _utc(cls, v: datetime | None) -> datetime | None:
-        return v.replace(tzinfo=timezone.utc) if v is not None and v.tzinfo is None else v
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
     @field_validator("db", "model_cache_dir", "hook_log", "backup_dir", mode="after")
     @classmethod
@@ -246,11 +289,18 @@ class Settings(BaseSettings):
         )
         if sum(weights) <= 0:
             raise ValueError("at least one MNEMO_QUALITY_W_* weight must be positive")
-        windows = (self.retention_days_low, self.retention_days_fair, self.retention_days_good, self.retention_days_high)
+        windows = (
+            self.retention_days_low,
+            self.retention_days_fair,
+            self.retention_days_good,
+            self.retention_days_high,
+        )
         if list(windows) != sorted(windows):
             raise ValueError("MNEMO_RETENTION_DAYS_LOW <= _FAIR <= _GOOD <= _HIGH: better memories are kept longer")
         if self.align_weaken > self.align_strengthen or self.edge_weight_min > self.edge_weight_max:
-            raise ValueError("MNEMO_ALIGN_WEAKEN <= MNEMO_ALIGN_STRENGTHEN and MNEMO_EDGE_WEIGHT_MIN <= MNEMO_EDGE_WEIGHT_MAX")
+            raise ValueError(
+                "MNEMO_ALIGN_WEAKEN <= MNEMO_ALIGN_STRENGTHEN and MNEMO_EDGE_WEIGHT_MIN <= MNEMO_EDGE_WEIGHT_MAX"
+            )
         if self.history_keep > self.history_standing or self.pattern_keep > self.pattern_standing:
             raise ValueError("a tier's keep threshold (MNEMO_*_KEEP) must not exceed its promotion standing")
         return self

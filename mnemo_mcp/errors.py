@@ -23,8 +23,7 @@ class AmbiguousId(MnemoError):
         shown = ", ".join(candidates[:10])
         more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
         super().__init__(
-            f"id prefix {prefix!r} matches {len(candidates)} memories ({shown}{more}); "
-            "pass more characters of the id"
+            f"id prefix {prefix!r} matches {len(candidates)} memories ({shown}{more}); pass more characters of the id"
         )
 
 

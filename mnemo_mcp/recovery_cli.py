@@ -10,10 +10,13 @@ from typing import Any
 
 
 def add_commands(sub: Any) -> None:
-    dr = sub.add_parser("doctor", help="check the database; on a damaged file, say what is wrong (exit 1 if anything is)")
+    dr = sub.add_parser(
+        "doctor", help="check the database; on a damaged file, say what is wrong (exit 1 if anything is)"
+    )
     dr.add_argument("--repair", action="store_true", help="fix what can be fixed (never content, valence or ratings)")
     dr.add_argument(
-        "--salvage", action="store_true",
+        "--salvage",
+        action="store_true",
         help="copy every memory that still reads into a new database file (the damaged one is left as it is)",
     )
     dr.add_argument("-o", "--output", help="with --salvage: the new file (default: <db>-salvaged-<time>.db beside it)")
@@ -33,7 +36,13 @@ def run(args: argparse.Namespace, settings: Any) -> int:
 
 def _emit(result: Any, as_json: bool, human) -> None:
     if as_json:
-        print(json.dumps(result.model_dump(mode="json") if hasattr(result, "model_dump") else result, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                result.model_dump(mode="json") if hasattr(result, "model_dump") else result,
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         human(result)
 
@@ -122,7 +131,10 @@ def _human_salvage(r) -> None:
     print(f"  feedback events: {r.feedback_events}, context links: {r.context_links}, associations: {r.associations}")
     for note in r.notes:
         print(f"  note: {note}")
-    print("the damaged file was not changed." + (f" To use the salvaged one: mnemo-mcp restore-backup {r.output}" if r.output else ""))
+    print(
+        "the damaged file was not changed."
+        + (f" To use the salvaged one: mnemo-mcp restore-backup {r.output}" if r.output else "")
+    )
 
 
 def _human_restore(r) -> None:

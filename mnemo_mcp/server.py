@@ -8,9 +8,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -138,7 +139,10 @@ class AppState:
         svc = self.service
         warmup = self.warmup
         host = HookHost(
-            self.settings, svc.embedder, ready=lambda: svc.ready, loading=lambda: warmup is not None and warmup.is_alive()
+            self.settings,
+            svc.embedder,
+            ready=lambda: svc.ready,
+            loading=lambda: warmup is not None and warmup.is_alive(),
         )
         listener = host.listener()
         if listener.start():

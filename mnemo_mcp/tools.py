@@ -6,9 +6,10 @@ descriptions are in their annotations."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from .server import AppState
     from .service import MemoryService
+
 
 def _not_bool(value: Any) -> Any:
     """JSON true/false is not a number: pydantic's lax mode would turn it into 1/0 before the
@@ -70,7 +72,9 @@ def tool_errors() -> Iterator[None]:
 # What each tool may change (MCP tool annotations): clients use them to decide what to confirm.
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 CHANGES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-CHANGES_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+CHANGES_IDEMPOTENT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
@@ -96,7 +100,14 @@ def memory_write(
     with tool_errors():
         svc = service_of(ctx)
         result = svc.write(
-            content, tags=tags, memory_type=memory_type, metadata=metadata, domain=domain, supersedes=supersedes, allow_duplicate=allow_duplicate, by="mcp"
+            content,
+            tags=tags,
+            memory_type=memory_type,
+            metadata=metadata,
+            domain=domain,
+            supersedes=supersedes,
+            allow_duplicate=allow_duplicate,
+            by="mcp",
         )
     if result.created and svc.upkeep_due_after_write():
         state_of(ctx).consolidate_in_background()
@@ -125,7 +136,15 @@ def memory_read(
     what helped before. Call it before non-trivial work and when an error looks familiar. Keep
     the returned read_id: pass it to memory_feedback once you know whether the memories helped."""
     with tool_errors():
-        return service_of(ctx).read(query, top_k=top_k, tags=tags, domain=domain, min_relevance=min_relevance, include_archived=include_archived, expand_associations=expand_associations)
+        return service_of(ctx).read(
+            query,
+            top_k=top_k,
+            tags=tags,
+            domain=domain,
+            min_relevance=min_relevance,
+            include_archived=include_archived,
+            expand_associations=expand_associations,
+        )
 
 
 def memory_feedback(
@@ -229,15 +248,15 @@ class Tool:
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool(memory_write, 'Remember: save a memory', CHANGES_IDEMPOTENT, always_load=True),
-    Tool(memory_read, 'Recall memories: past fixes, decisions, lessons', CHANGES, always_load=True),
-    Tool(memory_feedback, 'Report whether recalled memories helped', CHANGES, always_load=True),
-    Tool(rate_memory, 'Rate a memory', CHANGES),
+    Tool(memory_write, "Remember: save a memory", CHANGES_IDEMPOTENT, always_load=True),
+    Tool(memory_read, "Recall memories: past fixes, decisions, lessons", CHANGES, always_load=True),
+    Tool(memory_feedback, "Report whether recalled memories helped", CHANGES, always_load=True),
+    Tool(rate_memory, "Rate a memory", CHANGES),
     Tool(get_memory_quality, "Inspect a memory's quality", READ_ONLY),
-    Tool(memory_stats, 'Memory store statistics', READ_ONLY),
-    Tool(memory_delete, 'Delete a memory permanently', DESTROYS),
-    Tool(memory_consolidate, 'Consolidate the memory store', CHANGES),
-    Tool(memory_restore, 'Restore an archived memory', CHANGES_IDEMPOTENT),
+    Tool(memory_stats, "Memory store statistics", READ_ONLY),
+    Tool(memory_delete, "Delete a memory permanently", DESTROYS),
+    Tool(memory_consolidate, "Consolidate the memory store", CHANGES),
+    Tool(memory_restore, "Restore an archived memory", CHANGES_IDEMPOTENT),
 )
 
 

@@ -44,7 +44,9 @@ def text(value: Any, what: str, max_chars: int, *, allow_empty: bool = False) ->
     if not allow_empty and not value.strip():
         raise InvalidInput(f"{what} is empty; pass some text")
     if len(value) > max_chars:
-        raise InvalidInput(f"{what} has {len(value)} characters; the limit is {max_chars} (split it, or raise the MNEMO_ limit)")
+        raise InvalidInput(
+            f"{what} has {len(value)} characters; the limit is {max_chars} (split it, or raise the MNEMO_ limit)"
+        )
     return value
 
 
@@ -56,7 +58,7 @@ def tags(value: Any, s: Settings, *, what: str = "tags") -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        raise InvalidInput(f"{what} must be a list of strings, e.g. [\"python\", \"testing\"], not one string")
+        raise InvalidInput(f'{what} must be a list of strings, e.g. ["python", "testing"], not one string')
     if not isinstance(value, (list, tuple)):
         raise InvalidInput(f"{what} must be a list of strings, got {type(value).__name__}")
     if len(value) > 4 * s.max_tags + 16:  # before any per-item work: a 100k list costs nothing
@@ -69,7 +71,7 @@ def tags(value: Any, s: Settings, *, what: str = "tags") -> list[str]:
         _check_unicode(t, "a tag")
         t = t.strip()
         if not t:
-            raise InvalidInput("a tag is empty; drop it or give it 1 to {} characters".format(s.max_tag_chars))
+            raise InvalidInput(f"a tag is empty; drop it or give it 1 to {s.max_tag_chars} characters")
         if len(t) > s.max_tag_chars:
             raise InvalidInput(f"tag {t[:20]!r}... has {len(t)} characters; the limit is {s.max_tag_chars}")
         if t not in seen:

@@ -70,8 +70,12 @@ def memory_leaves(path: Path) -> list[tuple[int, int]]:
     """(page number, rows) of each leaf page of the memories table, in page order."""
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return [(p, n) for p, n in conn.execute(
-            "SELECT pageno, ncell FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf' ORDER BY pageno")]
+        return [
+            (p, n)
+            for p, n in conn.execute(
+                "SELECT pageno, ncell FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf' ORDER BY pageno"
+            )
+        ]
     finally:
         conn.close()
 
@@ -84,5 +88,10 @@ def corrupt_page(path: Path, page: int, page_size: int = 4096) -> None:
 
 def server_params(db: Path, home: Path, **env: str) -> StdioServerParameters:
     exe = shutil.which("mnemo-mcp") or str(Path(sys.executable).with_name("mnemo-mcp"))
-    base = {"MNEMO_DB": str(db), "MNEMO_EMBED_MODEL": "mnemo-hash-64", "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
+    base = {
+        "MNEMO_DB": str(db),
+        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+    }
     return StdioServerParameters(command=exe, args=[], env={**base, **env})

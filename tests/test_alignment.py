@@ -56,7 +56,9 @@ def test_tension_pairs_are_supersedes_or_same_subject():
 
 BACKOFF = "Webhook retries use exponential backoff starting at two seconds."
 TAILWIND = "The frontend is styled with tailwind utility classes."
-ANSWER = "I changed the client so webhook retries use exponential backoff, starting at two seconds. Then I ran the tests."
+ANSWER = (
+    "I changed the client so webhook retries use exponential backoff, starting at two seconds. Then I ran the tests."
+)
 
 
 def test_an_outcome_with_the_response_credits_the_memory_the_answer_followed(service):
@@ -79,8 +81,12 @@ def test_a_response_alone_moves_links_but_never_valence(service):
 def test_tension_between_recalled_memories_names_the_side_the_answer_took(service):
     old = service.write("The API rate limit is 100 requests per minute per token.").id
     new = service.write("The API rate limit is 120 requests per minute per token.", allow_duplicate=True).id
-    r = service.feedback([old, new], outcome=1.0, query_concepts=["rate", "limit"],
-                         response="Per the docs the rate limit is 120 requests per minute per token.")
+    r = service.feedback(
+        [old, new],
+        outcome=1.0,
+        query_concepts=["rate", "limit"],
+        response="Per the docs the rate limit is 120 requests per minute per token.",
+    )
     assert [(t.followed, t.weakened) for t in r.tension] == [(new, old)]
     assert r.credit[old] == service.settings.align_min_credit and r.credit[new] > r.credit[old]
 

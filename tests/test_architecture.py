@@ -12,10 +12,25 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mnemo_mcp"
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
-INTERFACES = ("mnemo_mcp.server", "mnemo_mcp.tools", "mnemo_mcp.cli", "mnemo_mcp.launcher", "mnemo_mcp.recovery_cli",
-              "mnemo_mcp.claude_install", "mnemo_mcp.hooks", "mnemo_mcp.web")
-SHARED = ("mnemo_mcp.errors", "mnemo_mcp.paths", "mnemo_mcp.config", "mnemo_mcp.models", "mnemo_mcp.validate",
-          "mnemo_mcp.project", "mnemo_mcp.core")
+INTERFACES = (
+    "mnemo_mcp.server",
+    "mnemo_mcp.tools",
+    "mnemo_mcp.cli",
+    "mnemo_mcp.launcher",
+    "mnemo_mcp.recovery_cli",
+    "mnemo_mcp.claude_install",
+    "mnemo_mcp.hooks",
+    "mnemo_mcp.web",
+)
+SHARED = (
+    "mnemo_mcp.errors",
+    "mnemo_mcp.paths",
+    "mnemo_mcp.config",
+    "mnemo_mcp.models",
+    "mnemo_mcp.validate",
+    "mnemo_mcp.project",
+    "mnemo_mcp.core",
+)
 
 
 def _name(path: Path) -> str:
@@ -72,17 +87,25 @@ def test_core_imports_only_the_standard_library_and_itself(module):
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.storage",))))
 def test_storage_knows_no_service_and_no_interface(module):
-    wrong = {i for i in _ours(_imports(module)) if not _inside(i, ("mnemo_mcp.storage", "mnemo_mcp.core", "mnemo_mcp.errors"))}
+    wrong = {
+        i
+        for i in _ours(_imports(module))
+        if not _inside(i, ("mnemo_mcp.storage", "mnemo_mcp.core", "mnemo_mcp.errors"))
+    }
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.service", *SHARED, "mnemo_mcp.embedding"))))
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.service", *SHARED, "mnemo_mcp.embedding")))
+)
 def test_the_service_and_shared_modules_never_import_an_interface(module):
     wrong = {i for i in _ours(_imports(module)) if _inside(i, INTERFACES)}
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, SHARED) and not _inside(m, ("mnemo_mcp.core",))))
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if _inside(m, SHARED) and not _inside(m, ("mnemo_mcp.core",)))
+)
 def test_shared_modules_never_import_storage_or_the_service(module):
     wrong = {i for i in _ours(_imports(module)) if _inside(i, ("mnemo_mcp.storage", "mnemo_mcp.service"))}
     assert not wrong, wrong
@@ -98,7 +121,8 @@ def test_interfaces_reach_storage_only_through_the_service(module):
         for n in ast.walk(tree)
         if isinstance(n, ast.Attribute)
         and (n.attr in ("store", "conn") or (n.attr.startswith("_") and not n.attr.startswith("__")))
-        and isinstance(n.value, ast.Name) and n.value.id in ("svc", "service")
+        and isinstance(n.value, ast.Name)
+        and n.value.id in ("svc", "service")
     ]
     assert not private, private
 
@@ -112,7 +136,7 @@ def test_no_module_level_import_cycle():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycle.extend(path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt])
+                cycle.extend(path[path.index(nxt) :] + [node, nxt] if nxt in path else [node, nxt])
                 return True
             if state.get(nxt) is None and dfs(nxt, path + [node]):
                 return True
@@ -132,7 +156,11 @@ def test_sql_lives_in_storage_only():
         if _inside(module, ("mnemo_mcp.storage",)):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(k in node.value for k in keywords):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and any(k in node.value for k in keywords)
+            ):
                 offenders.append(f"{module}:{node.lineno}")
     assert not offenders, offenders
 
@@ -166,8 +194,12 @@ def test_service_parts_are_composed_and_use_peers_only_through_public_methods(mo
     private = [
         f"{ast.unparse(n)} (line {n.lineno})"
         for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__")
-        and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name) and n.value.value.id == "self"
+        if isinstance(n, ast.Attribute)
+        and n.attr.startswith("_")
+        and not n.attr.startswith("__")
+        and isinstance(n.value, ast.Attribute)
+        and isinstance(n.value.value, ast.Name)
+        and n.value.value.id == "self"
         and n.value.attr != "ctx"
     ]
     assert not private, private
@@ -182,7 +214,10 @@ def test_the_facade_takes_keyword_arguments_after_the_subject(hash_service):
     positional = {
         name: names
         for name, fn in public.items()
-        if len(names := [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]) > 1
+        if len(
+            names := [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+        )
+        > 1
     }
     assert not positional, positional
 
@@ -262,7 +297,8 @@ def test_benchmarks_run_no_sql_of_their_own():
     keywords = ("SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM", "CREATE TABLE")
     offenders = [
         f"{name}:{node.lineno}"
-        for name, path in BENCHMARKS.items() if name not in STORAGE_EXPERIMENTS
+        for name, path in BENCHMARKS.items()
+        if name not in STORAGE_EXPERIMENTS
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(k in node.value for k in keywords)
     ]

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -24,7 +24,7 @@ from mnemo_mcp.embedding import HashEmbedder
 from mnemo_mcp.service import MemoryService
 from mnemo_mcp.web import create_app
 
-START = datetime(2027, 3, 1, 9, 0, tzinfo=timezone.utc)
+START = datetime(2027, 3, 1, 9, 0, tzinfo=UTC)
 
 
 class Clock:
@@ -63,7 +63,11 @@ def test_backups_are_taken_once_per_interval_rotated_to_the_newest_n_and_owner_o
             clock.at += timedelta(hours=1)
             taken.append(Path(first.path).name)
         folder = tmp_path / "backups"
-        assert names(folder) == taken[-3:] == ["memory-20270303T090000Z.db", "memory-20270304T090000Z.db", "memory-20270305T090000Z.db"]
+        assert (
+            names(folder)
+            == taken[-3:]
+            == ["memory-20270303T090000Z.db", "memory-20270304T090000Z.db", "memory-20270305T090000Z.db"]
+        )
         assert folder.stat().st_mode & 0o777 == 0o700
         assert all((folder / n).stat().st_mode & 0o777 == 0o600 for n in names(folder))
         # Each backup is a healthy single-file mnemo database holding the store as it was.
@@ -118,7 +122,9 @@ def test_a_backup_that_fails_its_check_keeps_the_older_ones_and_stops_writes_to_
     assert sha(db) == before
 
 
-def test_restore_backup_round_trip_puts_the_backup_state_back_and_keeps_the_replaced_file(tmp_path, monkeypatch, capsys, clock):
+def test_restore_backup_round_trip_puts_the_backup_state_back_and_keeps_the_replaced_file(
+    tmp_path, monkeypatch, capsys, clock
+):
     db = tmp_path / "memory.db"
     monkeypatch.setenv("MNEMO_DB", str(db))
     monkeypatch.setenv("MNEMO_EMBED_MODEL", "mnemo-hash-64")
@@ -166,20 +172,29 @@ def test_restore_backup_refuses_while_another_process_has_the_database_open(tmp_
         svc.write("newer than the backup")
     finally:
         svc.close()
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     env = {**os.environ, "MNEMO_DB": str(db), "MNEMO_EMBED_MODEL": "mnemo-hash-64"}
     try:
         assert holder.stdout.readline().strip() == "open"
         before = open_state(db)
-        r = subprocess.run([sys.executable, "-m", "mnemo_mcp", "restore-backup", backup.path], capture_output=True, text=True, env=env)
+        r = subprocess.run(
+            [sys.executable, "-m", "mnemo_mcp", "restore-backup", backup.path], capture_output=True, text=True, env=env
+        )
         assert r.returncode == 1 and "Traceback" not in r.stderr
-        assert f"process {holder.pid} has the memory database {db} open" in r.stderr and "Close the Claude Code sessions" in r.stderr
+        assert (
+            f"process {holder.pid} has the memory database {db} open" in r.stderr
+            and "Close the Claude Code sessions" in r.stderr
+        )
         assert open_state(db) == before and not [p for p in tmp_path.iterdir() if "before-restore" in p.name]
     finally:
         holder.stdin.write("\n")
         holder.stdin.close()
         holder.wait(timeout=30)
-    r = subprocess.run([sys.executable, "-m", "mnemo_mcp", "restore-backup", backup.path], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "mnemo_mcp", "restore-backup", backup.path], capture_output=True, text=True, env=env
+    )
     assert r.returncode == 0, r.stderr
     assert len(open_state(db)) == 5
 
@@ -198,8 +213,12 @@ def test_restore_backup_refuses_a_damaged_or_foreign_file_and_changes_nothing(tm
     conn = apsw.Connection(str(foreign))
     conn.execute("CREATE TABLE notes(t TEXT)")
     conn.close()
-    for candidate, why in ((junk, "cannot be read as a mnemo-mcp database (file is not a database)"), (foreign, "is not a mnemo-mcp database"),
-                           (tmp_path / "missing.db", "is not a file"), (db, "is the database itself")):
+    for candidate, why in (
+        (junk, "cannot be read as a mnemo-mcp database (file is not a database)"),
+        (foreign, "is not a mnemo-mcp database"),
+        (tmp_path / "missing.db", "is not a file"),
+        (db, "is the database itself"),
+    ):
         assert main(["restore-backup", str(candidate)]) == 1
         err = capsys.readouterr().err
         assert why in err and "Traceback" not in err, (candidate, err)
@@ -219,7 +238,11 @@ def test_stats_and_the_dashboard_show_the_age_of_the_last_backup(tmp_path, clock
         svc.maybe_backup()
         clock.at += timedelta(hours=30)
         stats = svc.stats()
-        assert stats.last_backup == "2027-03-01T09:00:00+00:00" and stats.last_backup_age_hours == 30.0 and stats.backups == 1
+        assert (
+            stats.last_backup == "2027-03-01T09:00:00+00:00"
+            and stats.last_backup_age_hours == 30.0
+            and stats.backups == 1
+        )
         html = client.get("/analytics").text
         assert "30 hours ago" in html and "last backup" in html
     finally:

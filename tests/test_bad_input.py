@@ -159,9 +159,9 @@ class Harness:
         base = self.accepted("memory_write", {"content": "a memory that must stay unchanged", "tags": ["seed"]})["id"]
         pair = tuple(self.accepted("memory_write", {"content": c, "allow_duplicate": True})["id"] for c in PAIR)
         old = self.accepted("memory_write", {"content": "Secrets live in Vault under kv/app."})["id"]
-        new = self.accepted(
-            "memory_write", {"content": "Secrets moved to AWS Secrets Manager.", "supersedes": [old]}
-        )["id"]
+        new = self.accepted("memory_write", {"content": "Secrets moved to AWS Secrets Manager.", "supersedes": [old]})[
+            "id"
+        ]
         read_id = self.accepted("memory_read", {"query": "memory unchanged"})["read_id"]
         return Seed(base=base, pair=pair, archived=old, successor=new, read_id=read_id)
 
@@ -174,7 +174,9 @@ def harness(tmp_path):
         services.append(MemoryService(s, HashEmbedder()))
         return services[-1]
 
-    server = build_server(Settings(db=tmp_path / "bad.db", auto_consolidate=False, auto_backup=False), service_factory=factory)
+    server = build_server(
+        Settings(db=tmp_path / "bad.db", auto_consolidate=False, auto_backup=False), service_factory=factory
+    )
     with (
         start_blocking_portal("asyncio") as portal,
         portal.wrap_async_context_manager(Client(server, mode="legacy")) as client,
@@ -205,8 +207,29 @@ def json_parses_to_container_or_null(s: str) -> bool:
 
 
 FTS_SQL = [
-    '"', '""', "*", "NEAR(", "NEAR(a b, 2)", "OR", "AND", "NOT", "-", ":", "^", "(", ")", "col:term",
-    "'; DROP TABLE memories; --", '" OR 1=1 --', "%", "_", "\\", "{}", "[1]", "null", "\u0001",
+    '"',
+    '""',
+    "*",
+    "NEAR(",
+    "NEAR(a b, 2)",
+    "OR",
+    "AND",
+    "NOT",
+    "-",
+    ":",
+    "^",
+    "(",
+    ")",
+    "col:term",
+    "'; DROP TABLE memories; --",
+    '" OR 1=1 --',
+    "%",
+    "_",
+    "\\",
+    "{}",
+    "[1]",
+    "null",
+    "\u0001",
 ]
 RTL = ["שלום עולם", "مرحبا بالعالم", "\u202eevil\u202c", "\u200fالعربية", "עברית123", "ﷺ"]
 EMOJI = ["🚀", "👍🏽", "👨\u200d👩\u200d👧", "🇺🇦", "\u2764\ufe0f", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "e\u0301"]
@@ -237,24 +260,43 @@ blank = st.text(st.sampled_from(" \t\n\r\x0b\x0c\u00a0\u2003\u3000\u2028"), max_
 
 
 def huge(limit: int) -> st.SearchStrategy[str]:
-    return st.tuples(st.sampled_from([limit + 1, 65_536, 1_000_000]), st.sampled_from(["x", "é", "🚀", "ש", " NEAR("])).map(
-        lambda t: (t[1] * t[0])[: t[0]]
-    )
+    return st.tuples(
+        st.sampled_from([limit + 1, 65_536, 1_000_000]), st.sampled_from(["x", "é", "🚀", "ש", " NEAR("])
+    ).map(lambda t: (t[1] * t[0])[: t[0]])
 
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
 # Wrong types for a string argument (None is added where the argument is required).
 not_a_string = st.one_of(
-    st.integers(), finite, st.booleans(), st.lists(st.integers(), max_size=2),
+    st.integers(),
+    finite,
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 reserved_metadata = st.tuples(
-    st.sampled_from(["quality_score", "quality_components", "user_rating", "outcome", "rating_history", "duplicate_allowed", "restored_at"]),
+    st.sampled_from(
+        [
+            "quality_score",
+            "quality_components",
+            "user_rating",
+            "outcome",
+            "rating_history",
+            "duplicate_allowed",
+            "restored_at",
+        ]
+    ),
     st.dictionaries(st.text(SAFE, max_size=5), st.integers(), max_size=2),
 ).map(lambda t: {**t[1], t[0]: 1})
 # Strings that are not JSON: the SDK would parse a JSON array or object sent as a string.
 plain_string = st.sampled_from(["python", "a,b", "NEAR(", "'; DROP TABLE memories; --", "🚀", "שלום"])
-not_a_list = st.one_of(st.integers(), finite, st.booleans(), plain_string, st.dictionaries(st.text(max_size=3), st.integers(), min_size=1, max_size=2))
+not_a_list = st.one_of(
+    st.integers(),
+    finite,
+    st.booleans(),
+    plain_string,
+    st.dictionaries(st.text(max_size=3), st.integers(), min_size=1, max_size=2),
+)
 not_a_bool = st.sampled_from([2, -1, 0.5, "maybe", "", "abc", "2", [True], {"a": True}, 10**9])
 
 
@@ -264,13 +306,19 @@ def bad_text(limit: int, *, required: bool) -> st.SearchStrategy[Any]:
 
 
 bad_tag = st.one_of(
-    blank, with_nul.map(lambda s: s[:30] + "\x00"), with_surrogate.map(lambda s: s[:30] + "\ud800"),
+    blank,
+    with_nul.map(lambda s: s[:30] + "\x00"),
+    with_surrogate.map(lambda s: s[:30] + "\ud800"),
     st.text(SAFE, min_size=65, max_size=80).filter(lambda t: len(t.strip()) > 64),
-    st.integers(), st.none(), st.just({"a": 1}), st.just(["x"]),
+    st.integers(),
+    st.none(),
+    st.just({"a": 1}),
+    st.just(["x"]),
 )
 too_many_tags = st.integers(21, 40).map(lambda n: [f"tag{i}" for i in range(n)])
 bad_tags = st.one_of(
-    not_a_list, st.tuples(valid_tags, bad_tag, st.integers(0, 6)).map(lambda t: t[0][: t[2]] + [t[1]] + t[0][t[2] :]),
+    not_a_list,
+    st.tuples(valid_tags, bad_tag, st.integers(0, 6)).map(lambda t: t[0][: t[2]] + [t[1]] + t[0][t[2] :]),
     too_many_tags,
 )
 
@@ -278,12 +326,18 @@ hex_ref = st.text("0123456789abcdef", min_size=8, max_size=64)
 malformed_id = st.one_of(
     st.text("0123456789abcdef", max_size=7),
     st.text("0123456789abcdef", min_size=65, max_size=80),
-    st.tuples(hex_ref, st.sampled_from(["g", "-", "x y", "\x00", "\ud800", "é", "０", "'", "*", "%"]), st.integers(0, 64)).map(
-        lambda t: t[0][: t[2]] + t[1] + t[0][t[2] :]
-    ),
+    st.tuples(
+        hex_ref, st.sampled_from(["g", "-", "x y", "\x00", "\ud800", "é", "０", "'", "*", "%"]), st.integers(0, 64)
+    ).map(lambda t: t[0][: t[2]] + t[1] + t[0][t[2] :]),
     st.sampled_from(["'; DROP TABLE memories; --", "NEAR(", "*", "%", "🚀" * 8, "null", "שלוםשלוםשלום"]),
 )
-wrong_id_type = st.one_of(st.integers(), finite, st.booleans(), st.lists(hex_ref, max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+wrong_id_type = st.one_of(
+    st.integers(),
+    finite,
+    st.booleans(),
+    st.lists(hex_ref, max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 ambiguous = st.sampled_from(AMBIGUOUS)
 
 
@@ -301,13 +355,24 @@ def unknown(h: Harness, ref: str) -> str:
 def test_memory_write_rejects_each_bad_argument_and_changes_nothing(harness, data):
     h = harness
     base = {"content": data.draw(valid_text, "content"), "tags": data.draw(valid_tags, "tags")}
-    arg = data.draw(st.sampled_from(["content", "tags", "memory_type", "metadata", "domain", "supersedes", "allow_duplicate"]))
+    arg = data.draw(
+        st.sampled_from(["content", "tags", "memory_type", "metadata", "domain", "supersedes", "allow_duplicate"])
+    )
     if arg == "content":
         value = data.draw(bad_text(10_000, required=True))
     elif arg == "tags":
         value = data.draw(bad_tags)
     elif arg == "memory_type":
-        value = data.draw(st.one_of(blank.filter(bool), st.text(SAFE, min_size=65, max_size=70), with_nul, with_surrogate, not_a_string, st.none()))
+        value = data.draw(
+            st.one_of(
+                blank.filter(bool),
+                st.text(SAFE, min_size=65, max_size=70),
+                with_nul,
+                with_surrogate,
+                not_a_string,
+                st.none(),
+            )
+        )
     elif arg == "metadata":
         value = data.draw(
             st.one_of(
@@ -319,7 +384,9 @@ def test_memory_write_rejects_each_bad_argument_and_changes_nothing(harness, dat
             )
         )
     elif arg == "domain":
-        value = data.draw(st.one_of(st.text(SAFE, min_size=201, max_size=210), with_nul, with_surrogate, huge(200), not_a_string))
+        value = data.draw(
+            st.one_of(st.text(SAFE, min_size=201, max_size=210), with_nul, with_surrogate, huge(200), not_a_string)
+        )
     elif arg == "supersedes":
         kind = data.draw(st.sampled_from(["malformed", "unknown", "ambiguous", "too many", "wrong type"]))
         if kind == "malformed":
@@ -367,12 +434,20 @@ def test_weird_valid_text_is_stored_and_read_back_exactly(harness, data):
     row = h.row(mid)
     assert row["content"] == normalize_content(content)
     if not existed:
-        assert row["domain"] == domain.strip() and row["memory_type"] == memory_type.strip() and row["tags"] == want_tags
+        assert (
+            row["domain"] == domain.strip() and row["memory_type"] == memory_type.strip() and row["tags"] == want_tags
+        )
 
     # The content itself as the query (full-text syntax and all), filtered by its domain and a tag.
     read = h.accepted(
         "memory_read",
-        {"query": content, "domain": row["domain"], "tags": want_tags[:1] or None, "top_k": 50, "include_archived": True},
+        {
+            "query": content,
+            "domain": row["domain"],
+            "tags": want_tags[:1] or None,
+            "top_k": 50,
+            "include_archived": True,
+        },
     )
     item = next((it for it in read["items"] if it["id"] == mid), None)
     assert item is not None, f"memory {mid} not found by its own content in domain {row['domain']!r}"
@@ -384,7 +459,10 @@ def test_weird_valid_text_is_stored_and_read_back_exactly(harness, data):
 
 PLAIN_TEXT = list(
     dict.fromkeys(
-        FTS_SQL + RTL + EMOJI + [
+        FTS_SQL
+        + RTL
+        + EMOJI
+        + [
             'NEAR(retry webhook, 3) OR "x" AND NOT y* ^z col:w -(a)',
             "Robert'); DROP TABLE students;--",
             "SELECT * FROM memories WHERE 1=1; DELETE FROM memories_fts",
@@ -420,13 +498,19 @@ def test_search_syntax_sql_emoji_and_rtl_are_stored_and_found_as_plain_text(harn
 @given(data=st.data())
 def test_memory_read_rejects_each_bad_argument_and_changes_nothing(harness, data):
     base = {"query": data.draw(valid_text, "query")}
-    arg = data.draw(st.sampled_from(["query", "top_k", "tags", "domain", "min_relevance", "include_archived", "expand_associations"]))
+    arg = data.draw(
+        st.sampled_from(
+            ["query", "top_k", "tags", "domain", "min_relevance", "include_archived", "expand_associations"]
+        )
+    )
     if arg == "query":
         value = data.draw(bad_text(10_000, required=True))
     elif arg == "top_k":
         value = data.draw(
             st.one_of(
-                st.sampled_from([0, -1, 51, 10**9, -(10**9), 2.5, 0.5, 50.5, None, "abc", [], {}, [5], float("nan"), float("inf")]),
+                st.sampled_from(
+                    [0, -1, 51, 10**9, -(10**9), 2.5, 0.5, 50.5, None, "abc", [], {}, [5], float("nan"), float("inf")]
+                ),
                 st.integers().filter(lambda k: not 1 <= k <= 50),
                 finite.filter(lambda x: x != int(x) if abs(x) < 1e15 else True),
             )
@@ -511,10 +595,14 @@ def test_memory_feedback_rejects_each_bad_argument_and_changes_nothing(harness, 
         base["response"] = data.draw(valid_text.filter(lambda s: not json_parses_to_container_or_null(s)), "response")
     arg = data.draw(st.sampled_from(["memory_ids", "outcome", "read_id", "query_concepts", "response"]))
     if arg == "memory_ids":
-        kind = data.draw(st.sampled_from(["empty", "wrong type", "malformed", "unknown", "ambiguous", "too many", "missing"]))
+        kind = data.draw(
+            st.sampled_from(["empty", "wrong type", "malformed", "unknown", "ambiguous", "too many", "missing"])
+        )
         value = {
             "empty": list,
-            "wrong type": lambda: data.draw(st.one_of(not_a_list, st.none(), st.lists(st.integers(), min_size=1, max_size=2))),
+            "wrong type": lambda: data.draw(
+                st.one_of(not_a_list, st.none(), st.lists(st.integers(), min_size=1, max_size=2))
+            ),
             "malformed": lambda: [h.seed.base, data.draw(malformed_id)],
             "unknown": lambda: [unknown(h, data.draw(hex_ref)) for _ in range(data.draw(st.integers(1, 3)))],
             "ambiguous": lambda: [h.seed.base, data.draw(ambiguous)],
@@ -539,7 +627,10 @@ def test_memory_feedback_rejects_each_bad_argument_and_changes_nothing(harness, 
                 blank.filter(lambda s: not _json_is_null(s)),
                 st.text(SAFE, min_size=1, max_size=40).filter(lambda s: s.strip() and not _json_is_null(s)),
                 st.sampled_from(["'; DROP TABLE reads; --", "0" * 16, "NEAR(", h.seed.read_id + "0", "x" * 100_000]),
-                st.integers(), finite, st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+                st.integers(),
+                finite,
+                st.lists(st.integers(), max_size=2),
+                st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
                 # Left out, see test_read_id_with_a_lone_surrogate_is_rejected_by_name: lone surrogates.
             )
         )
@@ -547,9 +638,12 @@ def test_memory_feedback_rejects_each_bad_argument_and_changes_nothing(harness, 
     else:
         value = data.draw(
             st.one_of(
-                st.integers(), st.dictionaries(st.text(max_size=2), st.integers(), min_size=1, max_size=2), plain_string,
+                st.integers(),
+                st.dictionaries(st.text(max_size=2), st.integers(), min_size=1, max_size=2),
+                plain_string,
                 st.lists(st.one_of(st.integers(), st.none(), st.just({"a": 1})), min_size=1, max_size=3),
-                with_nul.map(lambda s: [s]), with_surrogate.map(lambda s: ["ok", s]),
+                with_nul.map(lambda s: [s]),
+                with_surrogate.map(lambda s: ["ok", s]),
             )
         )
     note(f"{arg} = {value!r:.200}")
@@ -618,7 +712,10 @@ def test_rate_memory_rejects_bad_ratings_and_reasons(harness, data):
 # --- memory_stats and memory_consolidate ----------------------------------------------------
 
 junk_args = st.dictionaries(
-    st.text(SAFE, max_size=12), st.one_of(st.none(), st.booleans(), st.integers(), finite, st.text(max_size=20), st.lists(st.integers(), max_size=3)),
+    st.text(SAFE, max_size=12),
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), finite, st.text(max_size=20), st.lists(st.integers(), max_size=3)
+    ),
     max_size=4,
 )
 
@@ -653,9 +750,35 @@ def _explicit_cases() -> list[tuple[str, str, Any]]:
     cases: list[tuple[str, str, Any]] = []
     for k in (0, -1, 51, 10**9, 2.5, None, "five", [], {}):
         cases.append(("memory_read", "top_k", k))
-    for v in ("", " \n\t ", "a\x00b", "\x00", "a\ud800b", "\udc00", "x" * 10_001, "🚀" * 1_000_000, 42, 4.2, None, ["x"], {"x": 1}, MISSING):
+    for v in (
+        "",
+        " \n\t ",
+        "a\x00b",
+        "\x00",
+        "a\ud800b",
+        "\udc00",
+        "x" * 10_001,
+        "🚀" * 1_000_000,
+        42,
+        4.2,
+        None,
+        ["x"],
+        {"x": 1},
+        MISSING,
+    ):
         cases += [("memory_write", "content", v), ("memory_read", "query", v)]
-    for v in ({"a": 1}, 7, "webhooks", [""], ["a\x00"], ["\ud800"], ["y" * 65], [None], [1], [f"t{i}" for i in range(21)]):
+    for v in (
+        {"a": 1},
+        7,
+        "webhooks",
+        [""],
+        ["a\x00"],
+        ["\ud800"],
+        ["y" * 65],
+        [None],
+        [1],
+        [f"t{i}" for i in range(21)],
+    ):
         cases += [("memory_write", "tags", v), ("memory_read", "tags", v)]
     for v in (float("nan"), float("inf"), float("-inf"), 1.0001, -1.5, None, "good", MISSING):
         cases.append(("memory_feedback", "outcome", v))
@@ -668,7 +791,9 @@ def _explicit_cases() -> list[tuple[str, str, Any]]:
     cases += [("rate_memory", "rating", v) for v in (2, -2, 0.5, None, "up")]
     cases += [("memory_consolidate", "dry_run", v) for v in (None, [1], "maybe", 2)]
     cases += [("memory_feedback", "read_id", v) for v in ("", "no such read", 5)]
-    cases += [("memory_feedback", "response", v) for v in ("", " \n ", "a\x00b", "\ud800", "x" * 50_001, 5, ["x"], {"a": 1})]
+    cases += [
+        ("memory_feedback", "response", v) for v in ("", " \n ", "a\x00b", "\ud800", "x" * 50_001, 5, ["x"], {"a": 1})
+    ]
     cases += [("memory_feedback", "outcome", v) for v in (None, MISSING)]  # and no response either
     cases += [("memory_write", "metadata", v) for v in ([], "text", {"quality_score": 1}, {"x": "y" * 17_000})]
     return cases
@@ -714,10 +839,18 @@ def test_an_ambiguous_prefix_is_refused_by_every_id_argument(harness):
             ("rate_memory", {"memory_id": prefix, "rating": -1}, "memory_id"),
             ("memory_feedback", {"memory_ids": [prefix], "outcome": 1.0}, "memory_ids"),
             ("memory_feedback", {"memory_ids": [a, prefix], "outcome": -1.0}, "memory_ids"),
-            ("memory_feedback", {"memory_ids": [h.seed.base, prefix], "outcome": 1.0, "read_id": h.seed.read_id}, "memory_ids"),
+            (
+                "memory_feedback",
+                {"memory_ids": [h.seed.base, prefix], "outcome": 1.0, "read_id": h.seed.read_id},
+                "memory_ids",
+            ),
             ("memory_feedback", {"memory_ids": [h.seed.base, prefix], "response": "I used the probe."}, "memory_ids"),
             ("memory_write", {"content": "a correction of the probe", "supersedes": [prefix]}, "supersedes"),
-            ("memory_write", {"content": "a correction of the probe", "supersedes": [h.seed.base, prefix]}, "supersedes"),
+            (
+                "memory_write",
+                {"content": "a correction of the probe", "supersedes": [h.seed.base, prefix]},
+                "supersedes",
+            ),
         ]
         for tool, args, arg in calls:
             why = h.rejected(tool, args, arg)
@@ -736,7 +869,11 @@ def test_bad_supersedes_write_nothing_and_archive_nothing(harness):
     cases = [
         ["0123456789abcdef"],  # unknown
         [h.seed.base, "fedcba9876543210"],  # one known, one unknown: the whole write is refused
-        ["not-an-id"], ["abc"], ["a" * 65], ["\ud800" * 8], ["'; DROP TABLE memories; --"],
+        ["not-an-id"],
+        ["abc"],
+        ["a" * 65],
+        ["\ud800" * 8],
+        ["'; DROP TABLE memories; --"],
         [f"{i:08x}" for i in range(21)],
         [PAIR_PREFIX],
     ]
@@ -745,12 +882,16 @@ def test_bad_supersedes_write_nothing_and_archive_nothing(harness):
         if supersedes[-1] in ("0123456789abcdef", "fedcba9876543210"):
             assert supersedes[-1] in why
     # A memory cannot supersede itself (the same content, so the same id).
-    why = h.rejected("memory_write", {"content": "a memory that must stay unchanged", "supersedes": [h.seed.base]}, "supersedes")
+    why = h.rejected(
+        "memory_write", {"content": "a memory that must stay unchanged", "supersedes": [h.seed.base]}, "supersedes"
+    )
     assert "itself" in why
     h.rejected("get_memory_quality", {"memory_id": new_id}, "memory_id")  # never written
     assert h.accepted("get_memory_quality", {"memory_id": h.seed.base})["archived"] is False
     # The same content written again may not push its tags over the limit.
-    h.rejected("memory_write", {"content": "a memory that must stay unchanged", "tags": [f"t{i}" for i in range(20)]}, "tags")
+    h.rejected(
+        "memory_write", {"content": "a memory that must stay unchanged", "tags": [f"t{i}" for i in range(20)]}, "tags"
+    )
 
 
 # --- bugs not fixed yet --------------------------------------------------------------------
@@ -758,7 +899,9 @@ def test_bad_supersedes_write_nothing_and_archive_nothing(harness):
 
 @pytest.mark.parametrize("read_id", ["\ud800", "abc\udfff"])
 def test_read_id_with_a_lone_surrogate_is_rejected_by_name(harness, read_id):
-    harness.rejected("memory_feedback", {"memory_ids": [harness.seed.base], "outcome": 1.0, "read_id": read_id}, "read_id")
+    harness.rejected(
+        "memory_feedback", {"memory_ids": [harness.seed.base], "outcome": 1.0, "read_id": read_id}, "read_id"
+    )
 
 
 @pytest.mark.parametrize(
@@ -783,7 +926,8 @@ def test_booleans_are_not_numbers(harness, tool, arg, value):
     "(FuncMetadata.pre_parse_json): 'null' becomes None, '[1]' a list",
 )
 @pytest.mark.parametrize(
-    "case", ["write domain null", "write domain [1]", "read domain null", "reason null", "read_id null", "response null"]
+    "case",
+    ["write domain null", "write domain [1]", "read domain null", "reason null", "read_id null", "response null"],
 )
 def test_json_looking_strings_stay_strings(harness, case):
     h = harness
@@ -824,7 +968,9 @@ def test_a_huge_list_is_handled_in_linear_time(harness, tool):
 
     small = min(_seconds(h, tool, args(4_000)) for _ in range(2))
     large = _seconds(h, tool, args(16_000))
-    assert large < 0.25 or large < 6 * small, f"4x the input took {large / small:.1f}x the time ({small:.2f}s -> {large:.2f}s)"
+    assert large < 0.25 or large < 6 * small, (
+        f"4x the input took {large / small:.1f}x the time ({small:.2f}s -> {large:.2f}s)"
+    )
     h.stats()
 
 
@@ -849,7 +995,11 @@ class StdioServer:
         self.stderr = open(tmp_path / "stderr.log", "wb")  # noqa: SIM115 (open while the server runs)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mnemo_mcp"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env, cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
+            cwd=tmp_path,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.messages: list[dict[str, Any]] = []
@@ -873,8 +1023,10 @@ class StdioServer:
 
     def tool(self, id_: int, name: str, arguments: dict[str, Any] | str) -> None:
         if isinstance(arguments, str):  # raw JSON text, e.g. with NaN in it
-            self.send(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
-                      % (id_, name.encode(), arguments.encode()))
+            self.send(
+                b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
+                % (id_, name.encode(), arguments.encode())
+            )
         else:
             self.request(id_, "tools/call", {"name": name, "arguments": arguments})
 
@@ -897,7 +1049,9 @@ class StdioServer:
                     return msg
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"no response to id {id_} within {timeout}s (server alive: {self.proc.poll() is None})")
+                raise AssertionError(
+                    f"no response to id {id_} within {timeout}s (server alive: {self.proc.poll() is None})"
+                )
             try:
                 msg = self._take(left)
             except queue.Empty:
@@ -926,8 +1080,13 @@ class StdioServer:
 
     def initialize(self, id_: int = 1) -> dict[str, Any]:
         self.request(
-            id_, "initialize",
-            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bad-input-test", "version": "0"}},
+            id_,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bad-input-test", "version": "0"},
+            },
         )
         init = self.response(id_)
         self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
@@ -966,7 +1125,8 @@ def test_malformed_json_rpc_on_stdin_leaves_the_server_serving(tmp_path):
             b'{"jsonrpc": "2.0", "id": 906, "method": "tools/call", "params": "not an object"}',
             b"x" * 1_000_000,  # a 1 MB line of garbage
             b'{"jsonrpc": "2.0", "id": 907, "method": "tools/call", "params": {"name": "memory_write", "arguments": {"content": "'
-            + b"y" * 1_000_000 + b'"}}}',  # a 1 MB request, before initialize
+            + b"y" * 1_000_000
+            + b'"}}}',  # a 1 MB request, before initialize
             b"[" * 100_000,  # nesting no parser should follow
             b'{"jsonrpc": "2.0", "id": 908, "method": "ping"',  # cut short
         ]

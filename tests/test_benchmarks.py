@@ -58,7 +58,12 @@ def test_evidence_normalization() -> None:
     assert normalize_dia_id("D30:05") == "D30:5"
     assert normalize_dia_id("D:11:26") == "D:11:26"  # not shaped D<n>:<n>: left for the caller to skip
     assert split_evidence(["D9:1 D4:4 D4:6", "D8:6; D9:17", "D30:05"]) == [
-        "D9:1", "D4:4", "D4:6", "D8:6", "D9:17", "D30:5",
+        "D9:1",
+        "D4:4",
+        "D4:6",
+        "D8:6",
+        "D9:17",
+        "D30:5",
     ]
     assert split_evidence(None) == []
 
@@ -154,8 +159,17 @@ def test_speed_quick(tmp_path: Path) -> None:
     (row,) = run_quick("speed", tmp_path)["rows"]
     assert row["memories"] >= row["n"] == 300
     for key in (
-        "read_p50_ms", "read_p95_ms", "floor_p50_ms", "stdio_read_p50_ms", "initialize_ms", "bare_initialize_ms",
-        "stdio_initialize_ms", "first_read_ms", "read_over_floor", "stdio_over_floor", "initialize_over_bare",
+        "read_p50_ms",
+        "read_p95_ms",
+        "floor_p50_ms",
+        "stdio_read_p50_ms",
+        "initialize_ms",
+        "bare_initialize_ms",
+        "stdio_initialize_ms",
+        "first_read_ms",
+        "read_over_floor",
+        "stdio_over_floor",
+        "initialize_over_bare",
     ):
         assert row[key] > 0, key
     assert row["read_p95_ms"] >= row["read_p50_ms"]
@@ -215,8 +229,13 @@ def test_injection_floor_quick(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_natural_prompts_quick(tmp_path: Path) -> None:
     out = tmp_path / "natural_prompts.json"
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.natural_prompts", "--quick", "--out", str(out)],
-                          cwd=REPO, check=False, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.natural_prompts", "--quick", "--out", str(out)],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(out.read_text())
     for mode in ("semantic", "keyword"):
@@ -225,13 +244,20 @@ def test_natural_prompts_quick(tmp_path: Path) -> None:
         assert injected == sorted(injected, reverse=True)  # a higher floor injects less on silent prompts
         chosen = report[mode]["chosen_on_tune"]
         assert chosen["floor"] in [float(f) for f in floors] and chosen["top_k"] >= 1
-        assert all(0.0 <= v <= 1.0 for k, v in report[mode]["test_with_chosen"].items() if k in ("correct", "precise", "clean"))
+        assert all(
+            0.0 <= v <= 1.0 for k, v in report[mode]["test_with_chosen"].items() if k in ("correct", "precise", "clean")
+        )
 
 
 def _run_module(module: str, tmp_path: Path, *args: str) -> dict:
     out = tmp_path / f"{module}.json"
-    proc = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args, "--out", str(out)],
-                          cwd=REPO, check=False, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{module}", *args, "--out", str(out)],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
 
@@ -250,7 +276,9 @@ def test_capture_quick_learns_only_with_capture_on_and_never_without_an_outcome(
 def test_dedup_benchmark_reports_the_rule_against_the_one_before(tmp_path: Path) -> None:
     report = _run_module("dedup", tmp_path)
     assert set(report["chosen_on_tune"]) == {"words_alike", "meaning_alike", "synonyms_alike"}
-    assert report["test"]["per_label"]["update"]["n"] > 0 and report["test_before"]["per_label"]["update"]["recall"] == 0.0
+    assert (
+        report["test"]["per_label"]["update"]["n"] > 0 and report["test_before"]["per_label"]["update"]["recall"] == 0.0
+    )
 
 
 @pytest.mark.slow
@@ -271,4 +299,6 @@ def test_vector_options_quick(tmp_path: Path) -> None:
         assert r["p50_ms"] > 0 and 0.0 <= r["recall@10"] <= 1.0 and 0.0 <= r["recall@100"] <= 1.0, name
     # What reads use finds exactly what sqlite-vec finds.
     assert options["memory float32"]["recall@10"] == options["memory float32"]["recall@100"] == 1.0
-    assert options["memory float32"]["memory_mb"] > options["memory bits + rescore from sqlite-vec's blobs"]["memory_mb"]
+    assert (
+        options["memory float32"]["memory_mb"] > options["memory bits + rescore from sqlite-vec's blobs"]["memory_mb"]
+    )

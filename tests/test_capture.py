@@ -3,7 +3,7 @@ merging, expiry and the secrets guard, through the session service with an injec
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,7 +12,7 @@ from mnemo_mcp.core import cases, dedup
 from mnemo_mcp.embedding import HashEmbedder
 from mnemo_mcp.service import MemoryService
 
-T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 FAIL = "E   ModuleNotFoundError: No module named 'httpx'\nFAILED tests/test_client.py::test_get - ModuleNotFoundError"
 ASK = "pytest can't import httpx even though pip says it is installed"
 WRONG = "It is a broken install. Reinstall it:\n\n```bash\npip install --force-reinstall httpx\n```"
@@ -21,7 +21,9 @@ FIX = "pytest runs outside the venv. Activate it first: `source .venv/bin/activa
 
 @pytest.fixture
 def svc(tmp_path):
-    s = MemoryService(Settings(db=tmp_path / "c.db", project="billing", auto_consolidate=False, auto_backup=False), HashEmbedder())
+    s = MemoryService(
+        Settings(db=tmp_path / "c.db", project="billing", auto_consolidate=False, auto_backup=False), HashEmbedder()
+    )
     yield s
     s.close()
 
@@ -47,11 +49,11 @@ def calls(*commands: str, start: int = 0) -> list[tuple[str, str, str]]:
 
 def test_an_error_signature_masks_what_changes_between_runs_and_keeps_what_failed():
     one = cases.error_signature(
-        "Exit code 1\nTraceback (most recent call last):\n  File \"/home/dana/src/app/cli.py\", line 3, in <module>\n"
+        'Exit code 1\nTraceback (most recent call last):\n  File "/home/dana/src/app/cli.py", line 3, in <module>\n'
         "ModuleNotFoundError: No module named 'httpx'\nFAILED tests/test_cli.py::test_run - boom at 0x7f3a2b1c 0.42s"
     )
     other = cases.error_signature(
-        "Exit code 1\nTraceback (most recent call last):\n  File \"/Users/ci/work/x/app/cli.py\", line 9, in <module>\n"
+        'Exit code 1\nTraceback (most recent call last):\n  File "/Users/ci/work/x/app/cli.py", line 9, in <module>\n'
         "ModuleNotFoundError: No module named 'httpx'\nFAILED tests/test_cli.py::test_run - boom at 0x55aa01 1.9s"
     )
     assert one == other
@@ -69,7 +71,9 @@ def test_two_failures_in_the_same_words_are_told_apart_by_what_they_name():
 
 
 def test_the_actionable_part_of_an_answer_is_kept_verbatim_and_bounded():
-    text = cases.actionable(FIX + "\n\nThat is all. Also:\n\n```toml\n[tool.pytest.ini_options]\nasyncio_mode = \"auto\"\n```")
+    text = cases.actionable(
+        FIX + '\n\nThat is all. Also:\n\n```toml\n[tool.pytest.ini_options]\nasyncio_mode = "auto"\n```'
+    )
     assert "`source .venv/bin/activate`" in text and 'asyncio_mode = "auto"' in text
     assert "That is all" not in text
     assert cases.actionable("I think it is a caching problem, try again later.") == ""
@@ -85,8 +89,18 @@ def test_the_same_check_with_other_arguments_is_one_check():
 @pytest.mark.parametrize(
     "a, b, cosine, kind",
     [  # cosines as the default model gives them
-        ("Always pin numpy to 1.21 for this service.", "Always pin numpy to version 1.21 for this service!", 0.921, dedup.DUPLICATE),
-        ("Always pin numpy to 1.21 for this service.", "Always pin numpy to 1.24 for this service.", 0.97, dedup.UPDATE),
+        (
+            "Always pin numpy to 1.21 for this service.",
+            "Always pin numpy to version 1.21 for this service!",
+            0.921,
+            dedup.DUPLICATE,
+        ),
+        (
+            "Always pin numpy to 1.21 for this service.",
+            "Always pin numpy to 1.24 for this service.",
+            0.97,
+            dedup.UPDATE,
+        ),
         ("The staging DB listens on port 5433.", "The staging DB listens on port 5434.", 0.98, dedup.UPDATE),
         ("Use Postgres for the billing service queue.", "Use Redis for the billing service queue.", 0.86, dedup.UPDATE),
         ("Run the migrations before the tests.", "Do not run the migrations before the tests.", 0.9, dedup.UPDATE),
@@ -114,10 +128,21 @@ def test_a_write_that_changes_a_fact_is_stored_and_names_the_memory_it_updates(s
 
 def first_turn(svc, sid="s1", minute=0):
     turn(svc, sid, ASK, minute)
-    svc.session_check(sid, status="fail", command="pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_0",
-                      calls=calls("pytest -q"), now=at(minute + 1))
-    return svc.session_stop(sid, answer=WRONG, calls=[("", "prompt", ""), *calls("pytest -q", "pip install --force-reinstall httpx")],
-                            now=at(minute + 2))
+    svc.session_check(
+        sid,
+        status="fail",
+        command="pytest -q",
+        signature=cases.error_signature(FAIL),
+        tool_use_id="toolu_0",
+        calls=calls("pytest -q"),
+        now=at(minute + 1),
+    )
+    return svc.session_stop(
+        sid,
+        answer=WRONG,
+        calls=[("", "prompt", ""), *calls("pytest -q", "pip install --force-reinstall httpx")],
+        now=at(minute + 2),
+    )
 
 
 def test_a_pending_case_is_no_memory_until_an_outcome_comes(svc):
@@ -144,7 +169,9 @@ def test_a_pending_case_expires_by_time_too(svc):
     assert captured(svc) == []
 
 
-@pytest.mark.parametrize("reaction, sign", [("that worked, thanks", 1), ("almost, one test left", 1), ("nope, same error", -1)])
+@pytest.mark.parametrize(
+    "reaction, sign", [("that worked, thanks", 1), ("almost, one test left", 1), ("nope, same error", -1)]
+)
 def test_the_next_reaction_makes_the_pending_case_a_memory_with_its_outcome(svc, reaction, sign):
     first_turn(svc)
     turn(svc, "s1", reaction, 5)
@@ -157,8 +184,15 @@ def test_the_next_reaction_makes_the_pending_case_a_memory_with_its_outcome(svc,
 def test_a_later_check_after_the_turns_changes_judges_the_pending_case(svc):
     first_turn(svc)
     turn(svc, "s1", "ok run it again", 5)  # not a reaction
-    svc.session_check("s1", status="fail", command="pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_9",
-                      calls=calls("pytest -q", "pip install --force-reinstall httpx", "pytest -q"), now=at(6))
+    svc.session_check(
+        "s1",
+        status="fail",
+        command="pytest -q",
+        signature=cases.error_signature(FAIL),
+        tool_use_id="toolu_9",
+        calls=calls("pytest -q", "pip install --force-reinstall httpx", "pytest -q"),
+        now=at(6),
+    )
     kinds = {c.tags[1]: c for c in captured(svc)}
     assert "attempt" in kinds and kinds["attempt"].valence < 0  # the change did not help
 
@@ -167,11 +201,18 @@ def test_a_check_that_fails_then_passes_after_changes_makes_a_fix_case(svc):
     first_turn(svc)
     turn(svc, "s1", "still failing, same error", 5)
     svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
-    transcript = [("", "prompt", ""), *calls("pytest -q", "pip install --force-reinstall httpx"),
-                  ("", "prompt", ""), *calls("source .venv/bin/activate", "pytest -q", start=2)]
+    transcript = [
+        ("", "prompt", ""),
+        *calls("pytest -q", "pip install --force-reinstall httpx"),
+        ("", "prompt", ""),
+        *calls("source .venv/bin/activate", "pytest -q", start=2),
+    ]
     svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3", calls=transcript, now=at(7))
     fix = next(c for c in captured(svc) if "fix" in c.tags)
-    assert fix.content.startswith("`pytest -q` failed with `") and "fixed by editing .envrc; running `source .venv/bin/activate`" in fix.content
+    assert (
+        fix.content.startswith("`pytest -q` failed with `")
+        and "fixed by editing .envrc; running `source .venv/bin/activate`" in fix.content
+    )
     assert "force-reinstall" not in fix.content  # that was the attempt the user said failed
     assert fix.valence > 0
     # The user's thanks adds to the same case instead of making another one.
@@ -184,11 +225,24 @@ def test_the_same_fix_captured_again_merges_into_one_case(svc):
     for n, sid in enumerate(("s1", "s2")):
         base = 100 * n
         turn(svc, sid, "pytest fails on import", base)
-        svc.session_check(sid, status="fail", command="pytest -q", signature=cases.error_signature(FAIL), tool_use_id="toolu_0",
-                          calls=calls("pytest -q"), now=at(base + 1))
+        svc.session_check(
+            sid,
+            status="fail",
+            command="pytest -q",
+            signature=cases.error_signature(FAIL),
+            tool_use_id="toolu_0",
+            calls=calls("pytest -q"),
+            now=at(base + 1),
+        )
         svc.session_edit(sid, tool="Edit", file=".envrc", now=at(base + 2))
-        svc.session_check(sid, status="pass", command="pytest -q", tool_use_id="toolu_1", calls=calls("pytest -q", "pytest -q"),
-                          now=at(base + 3))
+        svc.session_check(
+            sid,
+            status="pass",
+            command="pytest -q",
+            tool_use_id="toolu_1",
+            calls=calls("pytest -q", "pytest -q"),
+            now=at(base + 3),
+        )
     (fix,) = [c for c in captured(svc) if "fix" in c.tags]
     assert fix.feedback_count == 2 and fix.valence > 0.3
 
@@ -197,9 +251,14 @@ def test_a_failing_check_recalls_what_worked_before_what_did_not(svc):
     first_turn(svc)
     turn(svc, "s1", "still failing, same error", 5)
     svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
-    svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3",
-                      calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
-                      now=at(7))
+    svc.session_check(
+        "s1",
+        status="pass",
+        command="pytest -q",
+        tool_use_id="toolu_3",
+        calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
+        now=at(7),
+    )
     again = cases.error_signature(FAIL.replace("test_get", "test_post"))
     found = svc.cases_for(again)
     assert [cases.case_standing(m["valence"]) for m in found][:2] == [cases.WORKED, cases.FAILED]
@@ -207,11 +266,15 @@ def test_a_failing_check_recalls_what_worked_before_what_did_not(svc):
 
 
 def test_captured_text_is_redacted_whatever_the_secrets_setting(tmp_path):
-    svc = MemoryService(Settings(db=tmp_path / "s.db", project="p", secrets="allow", auto_consolidate=False, auto_backup=False),
-                        HashEmbedder())
+    svc = MemoryService(
+        Settings(db=tmp_path / "s.db", project="p", secrets="allow", auto_consolidate=False, auto_backup=False),
+        HashEmbedder(),
+    )
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     turn(svc, "s1", f"deploy fails, my token is {token}", 0)
-    svc.session_stop("s1", answer=f"Run `gh auth login --with-token {token}` again.", calls=[("", "prompt", "")], now=at(1))
+    svc.session_stop(
+        "s1", answer=f"Run `gh auth login --with-token {token}` again.", calls=[("", "prompt", "")], now=at(1)
+    )
     turn(svc, "s1", "that worked", 2)
     (case,) = captured(svc)
     assert token not in case.content and "[REDACTED" in case.content
@@ -220,26 +283,45 @@ def test_captured_text_is_redacted_whatever_the_secrets_setting(tmp_path):
 
 def test_capture_off_keeps_nothing_and_fixes_mode_keeps_only_what_a_check_proved(tmp_path):
     for mode, expected in (("off", set()), ("fixes", {"fix"})):
-        svc = MemoryService(Settings(db=tmp_path / f"{mode}.db", project="p", capture=mode, auto_consolidate=False,
-                                     auto_backup=False), HashEmbedder())
+        svc = MemoryService(
+            Settings(db=tmp_path / f"{mode}.db", project="p", capture=mode, auto_consolidate=False, auto_backup=False),
+            HashEmbedder(),
+        )
         first_turn(svc)
         turn(svc, "s1", "still failing, same error", 5)
         svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
-        svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3",
-                          calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
-                          now=at(7))
+        svc.session_check(
+            "s1",
+            status="pass",
+            command="pytest -q",
+            tool_use_id="toolu_3",
+            calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
+            now=at(7),
+        )
         assert {c.tags[1] for c in captured(svc)} == expected
         svc.close()
 
 
 def test_a_failing_command_that_is_no_check_is_closed_as_a_fix_when_the_transcript_shows_it_pass(svc):
     turn(svc, "s1", "docker compose up api dies at startup", 0)
-    err = "api-1  | sqlalchemy.exc.OperationalError: connection to server at \"127.0.0.1\", port 5432 failed: Connection refused"
-    svc.session_failure("s1", command="docker compose up api", signature=cases.error_signature(err), tool_use_id="toolu_0",
-                        calls=calls("docker compose up api"), now=at(1))
+    err = 'api-1  | sqlalchemy.exc.OperationalError: connection to server at "127.0.0.1", port 5432 failed: Connection refused'
+    svc.session_failure(
+        "s1",
+        command="docker compose up api",
+        signature=cases.error_signature(err),
+        tool_use_id="toolu_0",
+        calls=calls("docker compose up api"),
+        now=at(1),
+    )
     svc.session_edit("s1", tool="Edit", file="docker-compose.yml", now=at(2))
     history = [("", "prompt", ""), *calls("docker compose up api", "docker compose up api")]
-    svc.session_stop("s1", answer="Point the api at `db`, not localhost.", calls=history, results={"toolu_0": False, "toolu_1": True}, now=at(3))
+    svc.session_stop(
+        "s1",
+        answer="Point the api at `db`, not localhost.",
+        calls=history,
+        results={"toolu_0": False, "toolu_1": True},
+        now=at(3),
+    )
     (fix,) = [c for c in captured(svc) if "fix" in c.tags]
     assert "fixed by editing docker-compose.yml" in fix.content
     assert svc.stats().feedback_events == 1  # no memory was blamed for a command that is no test

@@ -13,13 +13,14 @@ import re
 from pathlib import Path
 
 import pytest
-
 from claude_cli.driver import ClaudeSandbox, claude_bin, claude_required, missing_reason
 from claude_cli.endpoint import Request, ScriptedEndpoint, bash, tool_use
 
 pytestmark = pytest.mark.slow
 
-WEBHOOK = "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+WEBHOOK = (
+    "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+)
 OTHERS = [
     "Deploys go through the GitHub Actions workflow deploy.yml on the main branch.",
     "Postgres migrations must be reversible: every upgrade has a downgrade.",
@@ -31,8 +32,10 @@ PROMPT_1 = "Our webhook retries keep failing; should we use exponential backoff 
 PROMPT_2 = "thanks, that worked"
 # How the CLI's debug log records a hook run: "Hooks: PostToolUse:Bash [mnemo-mcp hook PostToolUse] finished with status 0 (30ms)".
 HOOK_RUN = re.compile(r"Hooks: (\w+)(?::(\S+))? \[[^\]]*mnemo-mcp hook \w+\] finished with status (\d+)")
-ANSWER_1 = ("The webhook retries now use exponential backoff starting at 2 seconds, and failed payloads "
-            "go to the dead letter queue. make test passes.")
+ANSWER_1 = (
+    "The webhook retries now use exponential backoff starting at 2 seconds, and failed payloads "
+    "go to the dead letter queue. make test passes."
+)
 
 
 def _claude() -> str:
@@ -84,7 +87,9 @@ def test_a_session_through_the_real_cli(tmp_path: Path, scope: str) -> None:
 
     script = [run_tests_first, fix_it, look, rerun, recall, answer]
     with ScriptedEndpoint(script, record_path=tmp_path / "requests.jsonl") as ep:
-        sb = ClaudeSandbox.create(tmp_path, ep, claude=claude, scope=scope, allowed_tools=("Bash", "Write", "mcp__mnemo"))
+        sb = ClaudeSandbox.create(
+            tmp_path, ep, claude=claude, scope=scope, allowed_tools=("Bash", "Write", "mcp__mnemo")
+        )
 
         # (a) a store with a few memories, written with the CLI against the same MNEMO_DB.
         memory_id = json.loads(sb.mnemo("--json", "write", WEBHOOK).stdout)["id"]
@@ -97,11 +102,15 @@ def test_a_session_through_the_real_cli(tmp_path: Path, scope: str) -> None:
         assert first.text == ANSWER_1
         assert ep.errors == [] and ep.remaining == 0, (ep.errors, ep.remaining)
         injected = seen["injected"]
-        assert WEBHOOK in injected, f"the memory did not reach the model; first request:\n{ep.main_requests[0].text()[-3000:]}"
+        assert WEBHOOK in injected, (
+            f"the memory did not reach the model; first request:\n{ep.main_requests[0].text()[-3000:]}"
+        )
         assert memory_id[:12] in injected and re.search(r"read_id (\w+)", injected), injected
         # The session starts knowing mnemo is there, with its everyday tools loaded, not deferred.
         assert "SessionStart hook additional context: mnemo (long-term memory" in seen["first_request"]
-        assert {"mcp__mnemo__memory_read", "mcp__mnemo__memory_write", "mcp__mnemo__memory_feedback"} <= set(seen["tools"])
+        assert {"mcp__mnemo__memory_read", "mcp__mnemo__memory_write", "mcp__mnemo__memory_feedback"} <= set(
+            seen["tools"]
+        )
         # The tests really ran in the project, failing then passing.
         assert "1 failed" in seen["first_run"][0]["content"] and seen["first_run"][0]["is_error"]
         assert "1 passed" in seen["second_run"][0]["content"] and not seen["second_run"][0]["is_error"]
@@ -127,8 +136,12 @@ def test_a_session_through_the_real_cli(tmp_path: Path, scope: str) -> None:
     assert {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"} <= {e for e, _, _ in runs}
     # One hook per check run and per edit; `git status` and the memory_read's own call spawn none.
     tools = [f"{e}:{t}" for e, t, _ in runs if e.startswith("PostToolUse")]
-    assert sorted(tools) == ["PostToolUse:Bash", "PostToolUse:Write", "PostToolUse:mcp__mnemo__memory_read",
-                             "PostToolUseFailure:Bash"], tools
+    assert sorted(tools) == [
+        "PostToolUse:Bash",
+        "PostToolUse:Write",
+        "PostToolUse:mcp__mnemo__memory_read",
+        "PostToolUseFailure:Bash",
+    ], tools
     # What the session tried became a case: the failing check, the edit that fixed it, and the
     # user's thanks on top of the passing run.
     fixes = [m for m in captured if m["memory_type"] == "case" and "fixed by editing" in m["content"]]

@@ -29,12 +29,15 @@ EXPECTED_SERVERS = {"mcpServers": {"mnemo": {"type": "stdio", "command": EXE, "a
 EXPECTED_HOOKS = {
     "hooks": {
         "SessionStart": [{"hooks": [{"type": "command", "command": f"{EXE} hook SessionStart", "timeout": 15}]}],
-        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"{EXE} hook UserPromptSubmit", "timeout": 10}]}],
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": f"{EXE} hook UserPromptSubmit", "timeout": 10}]}
+        ],
         "PostToolUse": [
             {
                 "matcher": "Bash",
                 "hooks": [
-                    {"type": "command", "command": f"{EXE} hook PostToolUse", "timeout": 10, "if": f} for f in CHECK_FILTERS
+                    {"type": "command", "command": f"{EXE} hook PostToolUse", "timeout": 10, "if": f}
+                    for f in CHECK_FILTERS
                 ],
             },
             {
@@ -47,14 +50,19 @@ EXPECTED_HOOKS = {
             },
         ],
         "PostToolUseFailure": [
-            {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10}]}
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": f"{EXE} hook PostToolUseFailure", "timeout": 10}],
+            }
         ],
         "Stop": [{"hooks": [{"type": "command", "command": f"{EXE} hook Stop", "timeout": 10}]}],
     }
 }
 
 OTHER_TOOL_HOOKS = {
-    "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "prettier --write", "timeout": 5}]}],
+    "PostToolUse": [
+        {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "prettier --write", "timeout": 5}]}
+    ],
     "SessionStart": [{"hooks": [{"type": "command", "command": "direnv export json"}]}],
     "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     "Notification": [{"hooks": [{"type": "command", "command": "say hi"}]}],
@@ -173,14 +181,22 @@ def test_moved_executable_updates_server_and_hooks_in_place_without_duplicating(
     ours = {"type": "command", "command": f"{old} hook SessionStart", "timeout": 15}
     theirs = {"type": "command", "command": "direnv export json"}
     write(settings, {"hooks": {"SessionStart": [{"hooks": [ours]}, {"hooks": [theirs]}]}})
-    write(home / ".claude.json", {"mcpServers": {"mnemo": {"type": "stdio", "command": old, "args": [], "env": {"MNEMO_DB": "/d.db"}}}})
+    write(
+        home / ".claude.json",
+        {"mcpServers": {"mnemo": {"type": "stdio", "command": old, "args": [], "env": {"MNEMO_DB": "/d.db"}}}},
+    )
 
     changes = install("user", EXE, home, project, now=NOW)
 
     session_start = read(settings)["hooks"]["SessionStart"]
     assert session_start == [{"hooks": [{**ours, "command": f"{EXE} hook SessionStart"}]}, {"hooks": [theirs]}]
     # The user's env on our entry survives: it may point at their database.
-    assert read(home / ".claude.json")["mcpServers"]["mnemo"] == {"type": "stdio", "command": EXE, "args": [], "env": {"MNEMO_DB": "/d.db"}}
+    assert read(home / ".claude.json")["mcpServers"]["mnemo"] == {
+        "type": "stdio",
+        "command": EXE,
+        "args": [],
+        "env": {"MNEMO_DB": "/d.db"},
+    }
     actions = [c.action for c in changes]
     assert "updated mcpServers.mnemo" in actions and "updated hook SessionStart" in actions
     assert "added hook SessionStart" not in actions
@@ -190,7 +206,10 @@ def test_moved_executable_updates_server_and_hooks_in_place_without_duplicating(
 def test_executable_not_named_mnemo_mcp_is_still_recognised_through_the_server_entry(home, project):
     odd = "/opt/tools/my memory/mnemo"  # space: the hook command must quote it
     install("user", odd, home, project, now=NOW)
-    assert read(home / ".claude" / "settings.json")["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "'/opt/tools/my memory/mnemo' hook SessionStart"
+    assert (
+        read(home / ".claude" / "settings.json")["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        == "'/opt/tools/my memory/mnemo' hook SessionStart"
+    )
 
     assert install("user", odd, home, project, now=NOW) == []
     uninstall("user", home, project, now=NOW)
@@ -222,13 +241,18 @@ def test_no_hooks_writes_only_the_server_entry(home, project):
     "claude_json, settings",
     [
         (None, None),
-        ({"numStartups": 3, "mcpServers": {"github": {"type": "stdio", "command": "gh"}}}, {"model": "opus", "hooks": OTHER_TOOL_HOOKS}),
+        (
+            {"numStartups": 3, "mcpServers": {"github": {"type": "stdio", "command": "gh"}}},
+            {"model": "opus", "hooks": OTHER_TOOL_HOOKS},
+        ),
         ({"numStartups": 3}, {"permissions": {"deny": []}}),
     ],
     ids=["fresh", "other-servers-and-hooks", "unrelated-keys-only"],
 )
 @pytest.mark.parametrize("scope", ["user", "project"])
-def test_uninstall_restores_an_equivalent_document_to_the_one_before_install(home, project, scope, claude_json, settings):
+def test_uninstall_restores_an_equivalent_document_to_the_one_before_install(
+    home, project, scope, claude_json, settings
+):
     mcp_path, hooks_path = plan_paths(scope, home, project)
     if claude_json is not None:
         write(mcp_path, claude_json)

@@ -135,7 +135,11 @@ def test_install_claude_writes_server_and_hooks_once_and_uninstall_removes_them(
     assert server["command"].endswith("mnemo-mcp") and os.path.isabs(server["command"])
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{server['command']} hook UserPromptSubmit"
-    assert [g["matcher"] for g in hooks["PostToolUse"]] == ["Bash", "mcp__mnemo__memory_read", "Edit|Write|MultiEdit|NotebookEdit"]
+    assert [g["matcher"] for g in hooks["PostToolUse"]] == [
+        "Bash",
+        "mcp__mnemo__memory_read",
+        "Edit|Write|MultiEdit|NotebookEdit",
+    ]
     assert main(["install", "claude"]) == 0
     assert capsys.readouterr().out.strip() == "nothing to change"
     assert main(["uninstall", "claude"]) == 0
@@ -170,7 +174,9 @@ def test_a_reader_that_stops_early_gets_no_traceback(db):
     svc.write_many([{"content": f"note {i}: " + "padding words " * 30, "allow_duplicate": True} for i in range(400)])
     svc.close()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mnemo_mcp", "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "mnemo_mcp", "export"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ, "MNEMO_DB": str(db), "MNEMO_EMBED_MODEL": "mnemo-hash-64"},
     )
     assert proc.stdout.read(10)  # `mnemo-mcp export | head -c 10`

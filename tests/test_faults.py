@@ -43,7 +43,9 @@ def cli(db: Path, *argv: str, home: Path | None = None) -> subprocess.CompletedP
     env = {**os.environ, "MNEMO_DB": str(db), "MNEMO_EMBED_MODEL": "mnemo-hash-64"}
     if home is not None:
         env["HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "mnemo_mcp", *argv], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mnemo_mcp", *argv], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 async def every_tool_fails_naming(db: Path, home: Path, *needles: str) -> None:
@@ -169,7 +171,9 @@ async def test_corrupt_page_server_stops_using_the_file_and_salvage_then_restore
 
 def _foreign(path: Path) -> None:
     conn = apsw.Connection(str(path))
-    conn.execute("CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users(name) VALUES ('ann'), ('bo')")
+    conn.execute(
+        "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users(name) VALUES ('ann'), ('bo')"
+    )
     conn.close()
 
 
@@ -197,12 +201,16 @@ def small_tmpfs(tmp_path):
     mnt = tmp_path / "tmpfs"
     mnt.mkdir()
     try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)], capture_output=True, text=True
+        )
     except FileNotFoundError:
         pytest.skip("no mount command here; test_injected_disk_full_* covers a full disk through a VFS instead")
     if done.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here ({done.stderr.strip()}); "
-                    "test_injected_disk_full_* covers a full disk through a VFS instead")
+        pytest.skip(
+            f"mounting a tmpfs is not permitted here ({done.stderr.strip()}); "
+            "test_injected_disk_full_* covers a full disk through a VFS instead"
+        )
     try:
         yield mnt
     finally:
@@ -229,11 +237,15 @@ def _fill(folder: Path) -> Path:
 async def test_full_disk_reads_work_writes_fail_by_name_and_all_works_again_once_space_is_freed(small_tmpfs, tmp_path):
     db = small_tmpfs / "memory.db"
     original = make_store(db, 20)
-    async with Client(server_params(db, tmp_path, MNEMO_AUTO_CONSOLIDATE="false", MNEMO_AUTO_BACKUP="false"), mode="legacy") as c:
+    async with Client(
+        server_params(db, tmp_path, MNEMO_AUTO_CONSOLIDATE="false", MNEMO_AUTO_BACKUP="false"), mode="legacy"
+    ) as c:
         first = await c.call_tool("memory_read", {"query": "deploy service"})
         assert not first.is_error
         filler = _fill(small_tmpfs)
-        write = await c.call_tool("memory_write", {"content": "Written onto a full disk: must fail cleanly. " + "x" * 3000})
+        write = await c.call_tool(
+            "memory_write", {"content": "Written onto a full disk: must fail cleanly. " + "x" * 3000}
+        )
         assert write.is_error and "is full: this change was not written" in write.content[0].text
         rate = await c.call_tool("rate_memory", {"memory_id": next(iter(original)), "rating": 1})
         assert rate.is_error and "Free some disk space" in rate.content[0].text
@@ -290,7 +302,9 @@ def _learned(svc: MemoryService) -> tuple:
     with svc.store.db.read():
         rows = list(svc.store.all_memories())
         events = svc.store.feedback_events()
-    return [(r["id"], r["content"], r["valence"], r["quality"], r["access_count"], r["metadata"]) for r in rows], len(events)
+    return [(r["id"], r["content"], r["valence"], r["quality"], r["access_count"], r["metadata"]) for r in rows], len(
+        events
+    )
 
 
 async def test_injected_disk_full_changes_nothing_and_reads_go_on_without_their_bookkeeping(tmp_path, full_disk):
@@ -382,7 +396,7 @@ def test_salvage_leaves_behind_a_row_that_reads_but_whose_content_no_longer_matc
     victim = next(mid for mid, (content, *_) in original.items() if content.startswith("Fault memory 7:"))
     raw = db.read_bytes()
     at = raw.index(b"Fault memory 7:")
-    db.write_bytes(raw[:at] + b"Fault memory 1:" + raw[at + 15:])  # one flipped digit: SQLite cannot tell
+    db.write_bytes(raw[:at] + b"Fault memory 1:" + raw[at + 15 :])  # one flipped digit: SQLite cannot tell
     report = json.loads(cli(db, "--json", "doctor", "--salvage", "-o", str(tmp_path / "out.db")).stdout)
     assert report["memories_skipped"] == 1 and report["memories_recovered"] == len(original) - 1
     recovered = open_state(tmp_path / "out.db")

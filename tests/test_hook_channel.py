@@ -25,7 +25,9 @@ from mnemo_mcp.hooks import channel
 from mnemo_mcp.hooks.host import HookHost
 from mnemo_mcp.service import MemoryService
 
-WEBHOOK = "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+WEBHOOK = (
+    "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+)
 NOTES = [
     WEBHOOK,
     "Stripe webhook signatures are checked with the endpoint secret from STRIPE_WEBHOOK_SECRET.",
@@ -76,7 +78,12 @@ def hook(env: dict[str, str], event: str, payload: dict, *flags: str, **extra: s
 
 
 def prompt(project: Path, text: str, session: str = "s-1", prompt_id: str | None = None) -> dict:
-    payload = {"session_id": session, "cwd": str(project / "src"), "hook_event_name": "UserPromptSubmit", "prompt": text}
+    payload = {
+        "session_id": session,
+        "cwd": str(project / "src"),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+    }
     if prompt_id:
         payload["prompt_id"] = prompt_id
     return payload
@@ -95,7 +102,9 @@ class Server:
     """A HookHost listening in this process, as an MCP server does."""
 
     def __init__(self, env: dict[str, str], embedder=None, ready: bool = True):
-        self.settings = Settings.from_env({k: v for k, v in env.items() if k.startswith("MNEMO_")}, auto_consolidate=False)
+        self.settings = Settings.from_env(
+            {k: v for k, v in env.items() if k.startswith("MNEMO_")}, auto_consolidate=False
+        )
         self.embedder = embedder or HashEmbedder()
         self.is_ready = ready
         self.is_loading = False
@@ -121,7 +130,11 @@ def server(env):
 
 def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, project, real_embedder):
     ids = seed(env["MNEMO_DB"], real_embedder)
-    floor = {"MNEMO_INJECT_MIN_RELEVANCE": "0.05", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05", "MNEMO_INJECT_TOP_K": "3"}
+    floor = {
+        "MNEMO_INJECT_MIN_RELEVANCE": "0.05",
+        "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05",
+        "MNEMO_INJECT_TOP_K": "3",
+    }
     env = {**env, "MNEMO_EMBED_MODEL": Settings().embed_model, **floor}
     srv = Server(env, real_embedder)
     try:
@@ -140,15 +153,28 @@ def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, p
 
 
 def test_the_hooks_own_settings_apply_not_the_servers(env, project, server):
-    wide = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0", "MNEMO_INJECT_TOKENS": "400"}
-    three = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **wide, MNEMO_INJECT_TOP_K="3"))
+    wide = {
+        "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+        "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
+        "MNEMO_INJECT_TOKENS": "400",
+    }
+    three = injected(
+        hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **wide, MNEMO_INJECT_TOP_K="3")
+    )
     one = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **wide))
     assert len(three) == 3 and one == three[:1]  # the keyword floor 1.0 shows the server answered
 
 
 def test_a_server_still_loading_its_model_leaves_the_event_to_the_hook(env, project, server):
     server.is_ready = False
-    got = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.3"))
+    got = injected(
+        hook(
+            env,
+            "UserPromptSubmit",
+            prompt(project, "webhook retries backoff"),
+            MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.3",
+        )
+    )
     assert got  # answered by keywords in the hook process
     assert not Path(env["MNEMO_HOOK_LOG"]).exists()
 
@@ -161,8 +187,13 @@ def test_a_server_loading_its_model_is_waited_for_and_answers_by_meaning(env, pr
     assert injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **only_server))
     # A model that never comes (its load failed): the hook does not wait past its bound.
     server.is_ready = False
-    out = hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **only_server,
-               MNEMO_HOOK_MODEL_WAIT_MS="300")
+    out = hook(
+        env,
+        "UserPromptSubmit",
+        prompt(project, "webhook retries backoff", "s-2"),
+        **only_server,
+        MNEMO_HOOK_MODEL_WAIT_MS="300",
+    )
     assert injected(out) == [] and out.returncode == 0
 
 
@@ -181,13 +212,28 @@ def test_a_server_of_another_model_is_not_asked(env, project, server):
 def test_a_hook_with_a_server_up_imports_no_heavy_library(env, project, server):
     for event, payload in (
         ("UserPromptSubmit", prompt(project, "webhook retries backoff")),
-        ("PostToolUse", {"session_id": "s-1", "cwd": str(project), "tool_name": "Bash", "tool_input": {"command": "git status"}}),
-        ("PostToolUse", {"session_id": "s-1", "cwd": str(project), "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
-                         "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False}}),
+        (
+            "PostToolUse",
+            {"session_id": "s-1", "cwd": str(project), "tool_name": "Bash", "tool_input": {"command": "git status"}},
+        ),
+        (
+            "PostToolUse",
+            {
+                "session_id": "s-1",
+                "cwd": str(project),
+                "tool_name": "Bash",
+                "tool_input": {"command": "pytest -q"},
+                "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False},
+            },
+        ),
     ):
         out = hook(env, event, payload, "-X", "importtime")
         assert out.returncode == 0
-        imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if line.startswith("import time:")}
+        imported = {
+            line.split("|")[-1].strip().split(".")[0]
+            for line in out.stderr.splitlines()
+            if line.startswith("import time:")
+        }
         assert "mnemo_mcp" in imported and not imported & set(HEAVY), (event, imported & set(HEAVY))
 
 
@@ -223,8 +269,13 @@ def test_a_server_that_never_answers_costs_the_hook_its_budget_and_no_more(env, 
     mute.bind(os.path.join(folder, f"{os.getpid()}.sock"))
     mute.listen(8)  # accepts connections (the kernel does) and never says a word
     try:
-        out = hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"),
-                   MNEMO_HOOK_CONNECT_MS="200", MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.3")
+        out = hook(
+            env,
+            "UserPromptSubmit",
+            prompt(project, "webhook retries backoff"),
+            MNEMO_HOOK_CONNECT_MS="200",
+            MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="0.3",
+        )
         assert injected(out)  # recalled by keywords after the budget
     finally:
         mute.close()
@@ -285,7 +336,11 @@ def test_settings_for_a_hook_come_from_its_environment_only(monkeypatch):
     monkeypatch.setenv("MNEMO_INJECT_TOP_K", "7")
     assert Settings().inject_top_k == 7
     theirs = Settings.from_env({"MNEMO_INJECT_TOKENS": "12", "mnemo_extra_check_commands": '["just test"]'})
-    assert theirs.inject_top_k == Settings.model_fields["inject_top_k"].default and theirs.inject_tokens == 12 and theirs.extra_check_commands == ["just test"]
+    assert (
+        theirs.inject_top_k == Settings.model_fields["inject_top_k"].default
+        and theirs.inject_tokens == 12
+        and theirs.extra_check_commands == ["just test"]
+    )
 
 
 # --- real servers --------------------------------------------------------------------------------
@@ -318,7 +373,9 @@ def test_several_servers_on_one_file_answer_hooks_and_leave_no_socket_behind(env
     try:
         wait_for(lambda: os.path.isdir(folder) and len(os.listdir(folder)) == 2)
         only_server = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0"}
-        wait_for(lambda: injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries"), **only_server)) != [])
+        wait_for(
+            lambda: injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries"), **only_server)) != []
+        )
         servers[0].send_signal(signal.SIGKILL)
         servers[0].wait(timeout=30)
         for i in range(3):  # the killed one's socket is stale; the other one answers

@@ -16,7 +16,9 @@ from mnemo_mcp.embedding import HashEmbedder
 from mnemo_mcp.hooks.handlers import INTRO, tokens
 from mnemo_mcp.service import MemoryService
 
-WEBHOOK = "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+WEBHOOK = (
+    "Webhook retries: use exponential backoff starting at 2 seconds and keep failed payloads in the dead letter queue."
+)
 FILLER = [
     "The flaky test test_upload_retry needs the mock server on a fixed port 8089.",
     "Deploys go through the GitHub Actions workflow deploy.yml on the main branch.",
@@ -119,7 +121,9 @@ def context_of(result: subprocess.CompletedProcess) -> str:
 
 
 def test_prompt_hook_injects_the_relevant_memory_with_its_id(env, project, store):
-    out = hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    out = hook(
+        env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?")
+    )
     text = context_of(out)
     assert store.ids["webhook"][:12] in text and "dead letter queue" in text
     assert json.loads(out.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
@@ -157,13 +161,19 @@ def test_a_failed_reaction_counts_against_them_and_an_unknown_one_changes_nothin
     before = feedback_events(store)
     hook(env, "UserPromptSubmit", prompt(project, "add a --verbose flag to the cli"))
     assert feedback_events(store) == before and valence(store, store.ids["webhook"]) == 0
-    hook(env, "UserPromptSubmit", prompt(project, "webhook retries with backoff and the dead letter queue again please"))
+    hook(
+        env, "UserPromptSubmit", prompt(project, "webhook retries with backoff and the dead letter queue again please")
+    )
     hook(env, "UserPromptSubmit", prompt(project, "no, still failing with the same error"))
     assert valence(store, store.ids["webhook"]) < 0
 
 
 def test_the_first_prompt_of_a_session_scores_nothing(env, project, store):
-    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?", session="other"))
+    hook(
+        env,
+        "UserPromptSubmit",
+        prompt(project, "how do webhook retries use backoff and the dead letter queue?", session="other"),
+    )
     hook(env, "UserPromptSubmit", prompt(project, "thanks, works now", session="fresh"))
     assert feedback_events(store) == 0
 
@@ -173,7 +183,9 @@ def test_the_first_prompt_of_a_session_scores_nothing(env, project, store):
 
 def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_the_fix(env, project, store):
     hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
-    hook(env, "PostToolUseFailure", bash(project, "uv run pytest -q tests/test_webhooks.py", event="PostToolUseFailure"))
+    hook(
+        env, "PostToolUseFailure", bash(project, "uv run pytest -q tests/test_webhooks.py", event="PostToolUseFailure")
+    )
     blamed = valence(store, store.ids["webhook"])
     assert blamed < 0
     hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
@@ -197,7 +209,15 @@ def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_th
 
 @pytest.mark.parametrize(
     "command",
-    ["pytest -q | tail -5", "pytest || true", "make deploy && pytest", "git status", "ls -la", "pytest &", "make clean"],
+    [
+        "pytest -q | tail -5",
+        "pytest || true",
+        "make deploy && pytest",
+        "git status",
+        "ls -la",
+        "pytest &",
+        "make clean",
+    ],
 )
 def test_ambiguous_or_non_check_commands_change_nothing(env, project, store, command):
     hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
@@ -246,7 +266,10 @@ def transcript(tmp_path: Path, answer: str) -> str:
     path = tmp_path / "transcript.jsonl"
     lines = [
         {"type": "user", "message": {"role": "user", "content": "how do webhook retries work, and celery?"}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Bash", "input": {}}]}},
+        {
+            "type": "assistant",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Bash", "input": {}}]},
+        },
         {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}},
         {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}},
     ]
@@ -256,12 +279,24 @@ def transcript(tmp_path: Path, answer: str) -> str:
 
 def test_stop_hook_makes_the_next_reaction_credit_the_memory_the_answer_used(env, project, store, tmp_path):
     wide = {"MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05", "MNEMO_INJECT_TOKENS": "400", "MNEMO_INJECT_TOP_K": "3"}
-    text = context_of(hook(env, "UserPromptSubmit", prompt(project, "webhook retries dead letter queue and celery workers settings"), **wide))
+    text = context_of(
+        hook(
+            env,
+            "UserPromptSubmit",
+            prompt(project, "webhook retries dead letter queue and celery workers settings"),
+            **wide,
+        )
+    )
     celery = next(m for m in store.read("celery workers restarted", top_k=1, record=False).items)
     assert store.ids["webhook"][:12] in text and celery.id[:12] in text
     answer = "Webhook retries now use exponential backoff starting at 2 seconds, and failed payloads go to the dead letter queue."
-    stop = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "Stop", "stop_hook_active": False,
-            "transcript_path": transcript(tmp_path, answer)}
+    stop = {
+        "session_id": "s-1",
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "transcript_path": transcript(tmp_path, answer),
+    }
     assert hook(env, "Stop", stop).returncode == 0
     hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it"))
     used, unused = valence(store, store.ids["webhook"]), valence(store, celery.id)
@@ -270,7 +305,12 @@ def test_stop_hook_makes_the_next_reaction_credit_the_memory_the_answer_used(env
 
 
 def test_stop_hook_without_an_answer_or_recall_changes_nothing(env, project, store, tmp_path):
-    stop = {"session_id": "s-9", "cwd": str(project), "hook_event_name": "Stop", "transcript_path": str(tmp_path / "missing.jsonl")}
+    stop = {
+        "session_id": "s-9",
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "transcript_path": str(tmp_path / "missing.jsonl"),
+    }
     out = hook(env, "Stop", stop)
     assert out.returncode == 0 and out.stdout == "" and store.stats().associations == store.stats().associations
     assert not Path(env["MNEMO_HOOK_LOG"]).exists()
@@ -309,13 +349,17 @@ def test_a_task_notification_starts_no_turn_so_the_users_next_reaction_credits_t
     assert feedback_events(store) == 0
     reaction = real("UserPromptSubmit", project, prompt="still failing, same error", prompt_id="next-turn")
     hook(env, "UserPromptSubmit", reaction)
-    assert valence(store, store.ids["webhook"]) == pytest.approx(store.settings.learning_rate * store.settings.outcome_failed)
+    assert valence(store, store.ids["webhook"]) == pytest.approx(
+        store.settings.learning_rate * store.settings.outcome_failed
+    )
 
 
 def test_a_notification_of_a_stopped_task_says_nothing(env, project, store):
     hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt=ASK))
     hook(env, "PostToolUse", real("PostToolUse-Bash-background", project))
-    killed = PAYLOADS["UserPromptSubmit-task-notification"]["prompt"].replace("<status>failed</status>", "<status>killed</status>")
+    killed = PAYLOADS["UserPromptSubmit-task-notification"]["prompt"].replace(
+        "<status>failed</status>", "<status>killed</status>"
+    )
     killed = killed.replace(" failed with exit code 2", " was stopped")
     hook(env, "UserPromptSubmit", real("UserPromptSubmit-task-notification", project, prompt=killed))
     assert feedback_events(store) == 0
@@ -362,7 +406,11 @@ def test_resume_does_not_repeat_the_digest_but_clear_and_compact_bring_it_back(e
 
 def test_the_real_stop_payload_records_the_answers_alignment(env, project, store):
     hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt=ASK))
-    stop = real("Stop", project, last_assistant_message="Webhook retries use exponential backoff from 2 seconds; failures go to the dead letter queue.")
+    stop = real(
+        "Stop",
+        project,
+        last_assistant_message="Webhook retries use exponential backoff from 2 seconds; failures go to the dead letter queue.",
+    )
     assert hook(env, "Stop", stop).returncode == 0
     hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="thanks, that worked", prompt_id="p-2"))
     # Credited by how closely the answer followed it: without the Stop hook it would be the full step.
@@ -374,13 +422,23 @@ def test_a_tool_call_that_spawned_the_hook_twice_counts_once(env, project, store
     # A command matching two `if` filters makes Claude Code run the hook twice, at once.
     hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="the webhook test fails"))
     hook(env, "PostToolUseFailure", real("PostToolUseFailure-Bash", project, tool_use_id="toolu_1"))
-    edit = {**real("PostToolUse-Bash", project), "tool_name": "Edit", "tool_use_id": "toolu_2",
-            "tool_input": {"file_path": "app/webhooks.py", "old_string": "a", "new_string": "b"}}
+    edit = {
+        **real("PostToolUse-Bash", project),
+        "tool_name": "Edit",
+        "tool_use_id": "toolu_2",
+        "tool_input": {"file_path": "app/webhooks.py", "old_string": "a", "new_string": "b"},
+    }
     hook(env, "PostToolUse", edit)
     passed = json.dumps(real("PostToolUse-Bash", project, tool_use_id="toolu_3"))
     procs = [
-        subprocess.Popen([sys.executable, "-m", "mnemo_mcp", "hook", "PostToolUse"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "mnemo_mcp", "hook", "PostToolUse"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
         for _ in range(2)
     ]
     for p in procs:

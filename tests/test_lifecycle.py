@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from mnemo_mcp.config import Settings
@@ -17,7 +18,7 @@ from mnemo_mcp.embedding import HashEmbedder
 from mnemo_mcp.errors import InvalidInput
 from mnemo_mcp.service import MemoryService
 
-T0 = datetime(2027, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2027, 1, 1, 12, 0, tzinfo=UTC)
 FIXTURE = Path(__file__).parent / "fixtures" / "schema_v1.db"
 
 
@@ -151,8 +152,11 @@ def test_pattern_is_never_archived_automatically_and_drops_back_when_it_stops_he
 
 def test_superseding_write_replaces_the_old_memory_in_reads_and_links_both_ways(svc):
     old = svc.write("Deploys go through Jenkins job deploy-prod.", now=day(0)).id
-    new = svc.write("Deploys go through the GitHub Actions workflow deploy.yml (Jenkins is retired).",
-                    supersedes=[old[:12]], now=day(1))
+    new = svc.write(
+        "Deploys go through the GitHub Actions workflow deploy.yml (Jenkins is retired).",
+        supersedes=[old[:12]],
+        now=day(1),
+    )
     assert new.created and new.superseded == [old]
     assert _live_ids(svc, "how do deploys run") == [new.id]
     shown = {it.id: it for it in svc.read("how do deploys run", include_archived=True, record=False).items}
@@ -393,7 +397,9 @@ def test_consolidation_never_deletes_a_row_and_never_changes_content(tmp_path_fa
                 svc.consolidate(dry_run=flag, now=day(clock))
                 with svc.store.db.read():
                     after = {m["id"]: m["content"] for m in svc.store.all_memories()}
-                    vectors = svc.store.conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] if after else 0
+                    vectors = (
+                        svc.store.conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] if after else 0
+                    )
                 assert after == before
                 assert vectors == len(after)
     finally:

@@ -39,7 +39,11 @@ def test_a_fresh_unused_unconnected_memory_scores_neutral():
 
 
 def test_consolidation_score_falls_with_idle_time_and_rises_with_use_and_connection():
-    assert lc.consolidation_score(60, 0, 0, 30) < lc.consolidation_score(30, 0, 0, 30) < lc.consolidation_score(0, 0, 0, 30)
+    assert (
+        lc.consolidation_score(60, 0, 0, 30)
+        < lc.consolidation_score(30, 0, 0, 30)
+        < lc.consolidation_score(0, 0, 0, 30)
+    )
     assert lc.consolidation_score(30, 8, 0, 30) > lc.consolidation_score(30, 1, 0, 30)
     assert lc.consolidation_score(30, 1, 0.9, 30) > lc.consolidation_score(30, 1, 0.0, 30)
     assert math.isclose(lc.consolidation_score(30, 0, 0, 30), 0.25)  # recency halves per half-life

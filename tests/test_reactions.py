@@ -9,8 +9,15 @@ from mnemo_mcp.core.reactions import classify
 
 @pytest.mark.parametrize(
     "text",
-    ["thanks, that fixed it", "works now 👍", "no errors now", "tests pass now", "lgtm, merging",
-     "thanks! now add tests for the parser", "```\n===== 12 passed in 0.8s =====\n```"],
+    [
+        "thanks, that fixed it",
+        "works now 👍",
+        "no errors now",
+        "tests pass now",
+        "lgtm, merging",
+        "thanks! now add tests for the parser",
+        "```\n===== 12 passed in 0.8s =====\n```",
+    ],
 )
 def test_success_and_thanks_are_worked(text):
     assert classify(text).label == "worked"
@@ -18,9 +25,17 @@ def test_success_and_thanks_are_worked(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["still failing", "doesn't work", "that didn't help", "same error:\n```\nTraceback (most recent call last):\n```",
-     "no, that's wrong", "you broke the build", "thanks, but it still crashes", "great, now nothing compiles",
-     "why is it still returning 500?"],
+    [
+        "still failing",
+        "doesn't work",
+        "that didn't help",
+        "same error:\n```\nTraceback (most recent call last):\n```",
+        "no, that's wrong",
+        "you broke the build",
+        "thanks, but it still crashes",
+        "great, now nothing compiles",
+        "why is it still returning 500?",
+    ],
 )
 def test_failures_corrections_and_sarcasm_are_failed(text):
     assert classify(text).label == "failed"
@@ -28,8 +43,13 @@ def test_failures_corrections_and_sarcasm_are_failed(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["almost there", "better but test_export still fails", "works on chrome, not on safari",
-     "compiles now, but segfaults at runtime", "3 of the 5 tests pass now"],
+    [
+        "almost there",
+        "better but test_export still fails",
+        "works on chrome, not on safari",
+        "compiles now, but segfaults at runtime",
+        "3 of the 5 tests pass now",
+    ],
 )
 def test_progress_with_something_left_is_partial(text):
     assert classify(text).label == "partial"
@@ -37,10 +57,20 @@ def test_progress_with_something_left_is_partial(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["ok", "yes", "no thanks", "add a --dry-run flag", "how do I fix the failing test in utils?",
-     "add a test that checks the parser fails on empty input", "users report that export doesn't work, investigate",
-     "> it's not working, same error\n\nthat's what the customer wrote. thoughts?", "thanks, I'll try it after lunch",
-     "rename `still_failing` to `flaky`", "", "   "],
+    [
+        "ok",
+        "yes",
+        "no thanks",
+        "add a --dry-run flag",
+        "how do I fix the failing test in utils?",
+        "add a test that checks the parser fails on empty input",
+        "users report that export doesn't work, investigate",
+        "> it's not working, same error\n\nthat's what the customer wrote. thoughts?",
+        "thanks, I'll try it after lunch",
+        "rename `still_failing` to `flaky`",
+        "",
+        "   ",
+    ],
 )
 def test_anything_that_is_not_clearly_a_reaction_is_unknown(text):
     assert classify(text).label == "unknown"

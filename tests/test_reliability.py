@@ -18,8 +18,12 @@ from mnemo_mcp.embedding import FastEmbedEmbedder, HashEmbedder
 from mnemo_mcp.errors import InvalidInput
 from mnemo_mcp.service import MemoryService
 
-TEXTS = [f"Reliability memory {i}: the {w} service restarts with the {v} flag." for i, (w, v) in enumerate(
-    zip(["api", "web", "queue", "cache", "search", "billing"], ["drain", "force", "grace", "quiet", "slow", "dry"]))]
+TEXTS = [
+    f"Reliability memory {i}: the {w} service restarts with the {v} flag."
+    for i, (w, v) in enumerate(
+        zip(["api", "web", "queue", "cache", "search", "billing"], ["drain", "force", "grace", "quiet", "slow", "dry"])
+    )
+]
 
 
 def learned_state(svc: MemoryService) -> dict[str, tuple]:
@@ -27,7 +31,13 @@ def learned_state(svc: MemoryService) -> dict[str, tuple]:
     with svc.store.db.read():
         rows = list(svc.store.all_memories())
     return {
-        r["id"]: (r["content"], r["valence"], r["metadata"].get("rating_sum"), r["metadata"].get("rating_count"), r["feedback_count"])
+        r["id"]: (
+            r["content"],
+            r["valence"],
+            r["metadata"].get("rating_sum"),
+            r["metadata"].get("rating_count"),
+            r["feedback_count"],
+        )
         for r in rows
     }
 
@@ -64,9 +74,12 @@ def test_doctor_finds_each_kind_of_damage_and_repair_fixes_it_without_touching_l
         conn.execute("UPDATE memory_vectors SET archived = 1 WHERE rowid = ?", (rowids[1],))  # filter drift
         content, tags = conn.execute("SELECT content, tags FROM memories WHERE rowid = ?", (rowids[2],)).fetchone()
         conn.execute(
-            "INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', ?, ?, ?)", (rowids[2], content, tags)
+            "INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', ?, ?, ?)",
+            (rowids[2], content, tags),
         )  # text index out of step
-        conn.execute("INSERT INTO cues(memory_id, concept, value, count, updated_at) VALUES ('f' || hex(randomblob(31)), 'x', 1, 1, 'now')")
+        conn.execute(
+            "INSERT INTO cues(memory_id, concept, value, count, updated_at) VALUES ('f' || hex(randomblob(31)), 'x', 1, 1, 'now')"
+        )
     report = svc.doctor()
     failed = {c.name for c in report.checks if not c.ok}
     assert not report.ok and failed == {
@@ -119,7 +132,9 @@ def test_kill_nine_during_batch_writes_and_feedback_never_leaves_an_inconsistent
     MemoryService(Settings(db=db), HashEmbedder()).close()
     kills = 0
     for round_ in range(8):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(round_ * 1000)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), str(round_ * 1000)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(0.3 + 0.15 * round_)  # land the kill at varied points of a transaction
         proc.send_signal(signal.SIGKILL)

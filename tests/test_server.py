@@ -84,8 +84,12 @@ async def test_the_tools_every_session_needs_are_loaded_up_front_the_rest_stay_d
 
 async def test_memory_write_returns_id_created_and_concepts(server):
     async with Client(server, mode="legacy") as c:
-        first = await call(c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["webhooks"]})
-        again = await call(c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["security"]})
+        first = await call(
+            c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["webhooks"]}
+        )
+        again = await call(
+            c, "memory_write", {"content": "Webhook signatures expire after five minutes.", "tags": ["security"]}
+        )
     assert len(first["id"]) == 64 and first["created"] is True
     assert "signature" in first["concepts"]
     assert again["id"] == first["id"] and again["created"] is False
@@ -117,7 +121,12 @@ async def test_memory_feedback_moves_valence_and_reorders_the_same_read(server):
         fb = await call(
             c,
             "memory_feedback",
-            {"memory_ids": [backoff[:10]], "outcome": 1.0, "read_id": r["read_id"], "query_concepts": r["query_concepts"]},
+            {
+                "memory_ids": [backoff[:10]],
+                "outcome": 1.0,
+                "read_id": r["read_id"],
+                "query_concepts": r["query_concepts"],
+            },
         )
         again = await call(c, "memory_read", {"query": "webhook retry"})
     assert fb["updated"][0]["id"] == backoff
@@ -223,7 +232,9 @@ async def test_memory_write_reports_a_near_duplicate_and_stores_it_only_when_all
         dup = await call(c, "memory_write", {"content": "Use the staging database for the integration tests."})
         assert dup["duplicate_of"] == first["id"] and dup["created"] is False
         forced = await call(
-            c, "memory_write", {"content": "Use the staging database for the integration tests.", "allow_duplicate": True}
+            c,
+            "memory_write",
+            {"content": "Use the staging database for the integration tests.", "allow_duplicate": True},
         )
         assert forced["created"] is True and "duplicate_of" not in forced
 
@@ -232,7 +243,9 @@ async def test_memory_consolidate_dry_run_reports_and_changes_nothing(server):
     async with Client(server, mode="legacy") as c:
         await call(c, "memory_write", {"content": "Kafka consumers commit offsets after processing."})
         dry = await call(c, "memory_consolidate", {"dry_run": True})
-        assert dry["dry_run"] is True and dry["examined"] == 1 and set(dry["counts"]) >= {"archived", "promoted", "merged"}
+        assert (
+            dry["dry_run"] is True and dry["examined"] == 1 and set(dry["counts"]) >= {"archived", "promoted", "merged"}
+        )
         assert (await call(c, "memory_stats"))["last_consolidation"] is None
         real = await call(c, "memory_consolidate", {})
         assert real["dry_run"] is False
@@ -253,7 +266,9 @@ async def test_memory_read_with_expansion_lists_expanded_concepts(server):
 
 async def test_memory_feedback_with_a_response_reports_alignment_and_credit(server):
     async with Client(server, mode="legacy") as c:
-        used = await call(c, "memory_write", {"content": "Webhook retries use exponential backoff starting at two seconds."})
+        used = await call(
+            c, "memory_write", {"content": "Webhook retries use exponential backoff starting at two seconds."}
+        )
         other = await call(c, "memory_write", {"content": "The frontend is styled with tailwind utility classes."})
         r = await call(c, "memory_read", {"query": "webhook retry backoff", "top_k": 2})
         fb = await call(
@@ -266,7 +281,10 @@ async def test_memory_feedback_with_a_response_reports_alignment_and_credit(serv
                 "response": "Retries now back off exponentially, starting at two seconds, for every webhook.",
             },
         )
-        assert fb["credit"][used["id"]] > fb["credit"][other["id"]] and set(fb["alignment"]) == {used["id"], other["id"]}
+        assert fb["credit"][used["id"]] > fb["credit"][other["id"]] and set(fb["alignment"]) == {
+            used["id"],
+            other["id"],
+        }
         only = await call(c, "memory_feedback", {"memory_ids": [used["id"]], "response": "Webhook retries back off."})
         assert only["updated"] == [] and "credit" not in only
         text = await error_text(c, "memory_feedback", {"memory_ids": [used["id"]]})

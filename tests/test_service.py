@@ -232,9 +232,17 @@ def test_ids_accept_unique_prefix_and_reject_ambiguous_one(hash_service):
     vec = hash_service.embedder.embed_passages(["twin"])[0]
     with hash_service.store.db.write():
         for i, twin in enumerate(twins):
-            row = {"id": twin, "content": f"twin {i}", "memory_type": "note", "domain": "", "tags": [],
-                   "metadata": {}, "concepts": [], "created_at": "2026-01-01T00:00:00+00:00",
-                   "updated_at": "2026-01-01T00:00:00+00:00"}
+            row = {
+                "id": twin,
+                "content": f"twin {i}",
+                "memory_type": "note",
+                "domain": "",
+                "tags": [],
+                "metadata": {},
+                "concepts": [],
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "updated_at": "2026-01-01T00:00:00+00:00",
+            }
             hash_service.store.insert(row, vec)
     with pytest.raises(AmbiguousId) as err:
         hash_service.rate("abcdef01", rating=1)

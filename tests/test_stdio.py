@@ -56,7 +56,9 @@ async def test_a_bad_setting_is_answered_by_every_tool_and_the_server_stays_up(t
     it (Claude Code would show a dead server), it must say what is wrong, and change nothing."""
     command, args = _command()
     env = {
-        "MNEMO_DB": str(tmp_path / "bad.db"), "HOME": str(tmp_path), "MNEMO_LEARNING_RATE": "banana",
+        "MNEMO_DB": str(tmp_path / "bad.db"),
+        "HOME": str(tmp_path),
+        "MNEMO_LEARNING_RATE": "banana",
         "MNEMO_EMBED_MODEL": "mnemo-hash-64",
     }
     async with Client(StdioServerParameters(command=command, args=args, env=env), mode="legacy") as c:

@@ -7,6 +7,7 @@ import os
 import stat
 import threading
 
+import apsw
 import numpy as np
 import pytest
 
@@ -574,7 +575,7 @@ def test_failed_commit_rolls_back_and_leaves_the_store_usable(tmp_path, rng):
                 "CREATE TABLE parent(id INTEGER PRIMARY KEY);"
                 "CREATE TABLE child(pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)"
             )
-        with pytest.raises(Exception):
+        with pytest.raises(apsw.ConstraintError):
             with s.db.write() as conn:
                 s.insert(make_row(hex_id(1), "never committed"), unit_vector(rng))
                 conn.execute("INSERT INTO child VALUES (42)")  # fails only at COMMIT
@@ -737,10 +738,18 @@ def test_reads_results_are_stored_as_json(store):
 def test_the_session_digest_is_ordered_by_the_core_rule(store, rng):
     from mnemo_mcp.core import lifecycle as lc
 
-    spec = [("working", 0.9, 0.0), ("pattern", 0.4, -0.2), ("history", 0.5, 0.0), ("working", 0.5, 0.9), ("working", 0.6, -0.4)]
+    spec = [
+        ("working", 0.9, 0.0),
+        ("pattern", 0.4, -0.2),
+        ("history", 0.5, 0.0),
+        ("working", 0.5, 0.9),
+        ("working", 0.6, -0.4),
+    ]
     with store.db.write():
         for i, (tier, quality, valence) in enumerate(spec):
-            store.insert(make_row(f"{i:064x}", f"memory {i}", tier=tier, quality=quality, valence=valence), unit_vector(rng))
+            store.insert(
+                make_row(f"{i:064x}", f"memory {i}", tier=tier, quality=quality, valence=valence), unit_vector(rng)
+            )
     with store.db.read():
         top = store.top_memories(None, 10, valence_weight=lc.DIGEST_VALENCE_WEIGHT)
     got = [(m["tier"], m["quality"], m["valence"]) for m in top]

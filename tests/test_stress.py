@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -165,8 +165,15 @@ async def _server_client(
 
 async def _cli(env: dict[str, str], cwd: Path, *args: str) -> dict:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mnemo_mcp", "--json", *args,
-        env=env, cwd=str(cwd), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "mnemo_mcp",
+        "--json",
+        *args,
+        env=env,
+        cwd=str(cwd),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 0, f"mnemo-mcp {args[0]} exited {proc.returncode}: {err.decode(errors='replace')}"
@@ -182,13 +189,22 @@ async def _cli_writer(n: int, env: dict[str, str], cwd: Path, done: asyncio.Even
             break
         if n % 2 == 1 and i % 2 == 0:
             batch = cwd / f"{who}-batch{i}.jsonl"
-            stamp = datetime.now(timezone.utc).isoformat()
+            stamp = datetime.now(UTC).isoformat()
             lines = [{"type": "header", "format": "mnemo-export", "version": 1, "embedding_model": MODEL}]
             ids = []
             for k in range(IMPORT_BATCH):
                 text = normalize_content(_text(rng, f"{who} import {i}", k))
                 ids.append(content_id(text))
-                lines.append({"type": "memory", "id": ids[-1], "content": text, "domain": PROJECT, "tags": [who], "created_at": stamp})
+                lines.append(
+                    {
+                        "type": "memory",
+                        "id": ids[-1],
+                        "content": text,
+                        "domain": PROJECT,
+                        "tags": [who],
+                        "created_at": stamp,
+                    }
+                )
             batch.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
             r = await _cli(env, cwd, "import", str(batch))
             ledger.ops["cli_import"] += 1
@@ -290,7 +306,9 @@ def test_servers_and_cli_writers_lose_nothing_under_load(tmp_path):
 
         async def then_checkpoint() -> None:
             try:
-                await asyncio.gather(servers_finished(), *(_cli_writer(n, env, tmp_path, done, ledger) for n in range(CLI_WRITERS)))
+                await asyncio.gather(
+                    servers_finished(), *(_cli_writer(n, env, tmp_path, done, ledger) for n in range(CLI_WRITERS))
+                )
                 checkpoint["load_s"] = time.monotonic() - start
                 watcher.stop.set()
                 await asyncio.to_thread(watcher.join, 30)
@@ -299,7 +317,9 @@ def test_servers_and_cli_writers_lose_nothing_under_load(tmp_path):
                 done.set()
                 release.set()
 
-        await asyncio.gather(then_checkpoint(), *(_server_client(params, n, ledger, finished, release) for n in range(SERVERS)))
+        await asyncio.gather(
+            then_checkpoint(), *(_server_client(params, n, ledger, finished, release) for n in range(SERVERS))
+        )
 
     start = time.monotonic()
     watcher.start()
@@ -364,7 +384,9 @@ def test_servers_and_cli_writers_lose_nothing_under_load(tmp_path):
             assert sorted(stored) == sorted(told), mid
         for mid, row in rows.items():
             mine = sorted(by_memory.get(mid, []), key=lambda e: e["seq"])
-            assert row["feedback_count"] == len(mine), f"feedback_count of {mid} disagrees with its events (lost update)"
+            assert row["feedback_count"] == len(mine), (
+                f"feedback_count of {mid} disagrees with its events (lost update)"
+            )
             value = 0.0
             for e in mine:  # each event starts where the previous one (in commit order) left off
                 assert e["valence_before"] == pytest.approx(value, abs=1e-9), (mid, e)

@@ -57,7 +57,7 @@ def test_normalize_content_is_idempotent(text):
 def test_content_id_is_the_sha256_hex_of_the_normalized_text():
     norm = normalize_content("  Retry the webhook  \r\n")
     cid = content_id(norm)
-    assert cid == hashlib.sha256("Retry the webhook".encode("utf-8")).hexdigest()
+    assert cid == hashlib.sha256(b"Retry the webhook").hexdigest()
     assert len(cid) == 64 and all(ch in "0123456789abcdef" for ch in cid)
 
 

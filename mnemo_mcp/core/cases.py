@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 
 SIGNATURE_LINES = 3
-SIGNATURE_MATCH = 0.5  # signatures this alike are one failure (benchmarks/data/capture: 63 of 64 recurrences, 2 of 4,032 others)
+SIGNATURE_MATCH = (
+    0.5  # signatures this alike are one failure (benchmarks/data/capture: 63 of 64 recurrences, 2 of 4,032 others)
+)
 SIGNATURE_CHARS = 400
 ACTIONABLE_CHARS = 1200
 
@@ -28,7 +30,8 @@ _SALIENT = [
         r"^error(?:\[E\d+\])?:\s",  # rustc, cargo, gcc-likes
         r"^\S+\.\w+:\d+(?::\d+)?:?\s*(?:-\s*)?(?:error|fatal error)\b",  # file:line: error
         r"^\S+\(\d+,\d+\):\s*error\s",  # tsc: src/a.ts(3,5): error TS2322
-        r"^\s*(?:E\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt|Warning)\b(?::|$)",  # Python, Java, JS
+        # Python, Java, JS
+        r"^\s*(?:E\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt|Warning)\b(?::|$)",
         r"^(?:thread\s+'[^']*'\s+panicked|panic:)",  # rust, go panics
         r"^\[ERROR\]\s",  # maven
         r"^(?:ERROR|FATAL|fatal):\s",  # docker buildkit, git
@@ -188,8 +191,26 @@ _READ_ONLY = re.compile(
     r"python[\d.]*\s+(?:--version|-V)|node\s+(?:--version|-v))\b"
 )
 _PROGRAMS_WITH_SUBCOMMAND = {
-    "npm", "pnpm", "yarn", "bun", "cargo", "go", "make", "mvn", "./mvnw", "gradle", "./gradlew", "dotnet",
-    "bazel", "swift", "mix", "deno", "bundle", "golangci-lint", "ruff", "docker",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "cargo",
+    "go",
+    "make",
+    "mvn",
+    "./mvnw",
+    "gradle",
+    "./gradlew",
+    "dotnet",
+    "bazel",
+    "swift",
+    "mix",
+    "deno",
+    "bundle",
+    "golangci-lint",
+    "ruff",
+    "docker",
 }
 
 

@@ -24,15 +24,18 @@ DEFAULT_CHECKS: tuple[str, ...] = (
     r"(?:jest|vitest|mocha|ava|playwright test|cypress run|tsc|eslint|biome check|prettier --check)",
     r"cargo (?:test|build|check|clippy|nextest run)",
     r"go (?:test|build|vet)|golangci-lint run",
-    r"make(?:\s+-j\s*\d*)?(?=\s*$)|make(?:\s+-j\s*\d*)? (?:test|tests|check|build|all|lint|typecheck)|ninja|cmake --build \S+|ctest",
+    r"make(?:\s+-j\s*\d*)?(?=\s*$)|make(?:\s+-j\s*\d*)? (?:test|tests|check|build|all|lint|typecheck)|ninja|cmake "
+    r"--build \S+|ctest",
     r"(?:mvn|\./mvnw)(?: -\S+)*(?: clean)? (?:test|verify|package|compile|install)"
     r"|(?:gradle|\./gradlew)(?: -\S+)*(?: clean)? (?:test|build|check)",
     r"docker (?:buildx )?build|docker compose build|pre-commit run|cmake -S",
-    r"dotnet (?:test|build)|bazel (?:test|build)|swift (?:test|build)|mix test|rspec|bundle exec rspec|phpunit|deno test",
+    r"dotnet (?:test|build)|bazel (?:test|build)|swift (?:test|build)|mix test|rspec|bundle exec rspec|phpunit|deno "
+    r"test",
 )
 # Prefixes that run the next word with the same exit status.
 _WRAPPERS = re.compile(
-    r"^(?:(?:\w+=\S*\s+)+|(?:uv|poetry|pipenv|hatch|pdm|rye) run\s+|npx\s+|bunx\s+|pnpm exec\s+|yarn exec\s+|time\s+|timeout\s+\S+\s+|nice\s+(?:-n\s*\S+\s+)?|command\s+|exec\s+|sudo\s+)"
+    r"^(?:(?:\w+=\S*\s+)+|(?:uv|poetry|pipenv|hatch|pdm|rye) run\s+|npx\s+|bunx\s+|pnpm exec\s+|yarn "
+    r"exec\s+|time\s+|timeout\s+\S+\s+|nice\s+(?:-n\s*\S+\s+)?|command\s+|exec\s+|sudo\s+)"
 )
 # Segments that may precede a check without muddying its status.
 _BENIGN = re.compile(r"^(?:cd|pushd|export|source|\.|set|unset|echo|clear|true)\b")

@@ -22,8 +22,38 @@ SYNONYMS_ALIKE = 0.96  # a word swapped for another is a synonym only this close
 
 _TOKEN = re.compile(r"`[^`\n]+`|--?[\w][\w.-]*(?:=\S+)?|[\w$@~./:+-]*\w")
 _NEGATION = re.compile(r"\b(?:not|no|never|don'?t|doesn'?t|isn'?t|won'?t|avoid|stop|without|longer|instead)\b", re.I)
-_FILLER = {"a", "an", "the", "to", "of", "for", "in", "on", "at", "is", "are", "be", "and", "or", "with", "this",
-           "that", "it", "its", "we", "our", "you", "your", "note", "always", "please", "version", "v", "just", "also"}
+_FILLER = {
+    "a",
+    "an",
+    "the",
+    "to",
+    "of",
+    "for",
+    "in",
+    "on",
+    "at",
+    "is",
+    "are",
+    "be",
+    "and",
+    "or",
+    "with",
+    "this",
+    "that",
+    "it",
+    "its",
+    "we",
+    "our",
+    "you",
+    "your",
+    "note",
+    "always",
+    "please",
+    "version",
+    "v",
+    "just",
+    "also",
+}
 
 
 class Verdict(NamedTuple):
@@ -38,7 +68,8 @@ def _specific(token: str) -> bool:
     return bool(
         re.search(r"\d", core)
         or re.search(r"[_/@:]", core)
-        or re.search(r"\w[.-]\w", core) and not core.endswith(".")
+        or re.search(r"\w[.-]\w", core)
+        and not core.endswith(".")
         or core.startswith("-")
         or re.search(r"[a-z][A-Z]", core)
         or (core.isupper() and len(core) > 2)
@@ -75,7 +106,9 @@ def compare(
         return Verdict(UPDATE, words, changed + (["negation"] if negated else []))
     # Words added or dropped keep the memory; a word swapped for another ("Postgres" for "Redis",
     # "alpha" for "bravo") is another fact unless the meaning says it is a synonym.
-    swapped = sorted({w for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag == "replace" for w in la[i1:i2] + lb[j1:j2]})
+    swapped = sorted(
+        {w for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag == "replace" for w in la[i1:i2] + lb[j1:j2]}
+    )
     if swapped and (cosine is None or cosine < synonyms_alike):
         return Verdict(UPDATE, words, swapped[:8])
     return Verdict(DUPLICATE, words, [])

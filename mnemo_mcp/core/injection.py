@@ -26,17 +26,66 @@ from typing import NamedTuple
 
 # --- normalization ------------------------------------------------------------------------------
 
-_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-                        "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Letters that look Latin (Cyrillic, Greek): attackers spell "systеm" with a Cyrillic е.
-_CONFUSABLE = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
-    "ԁ": "d", "ɡ": "g", "һ": "h", "ӏ": "l", "т": "t", "м": "m", "н": "h", "в": "b", "к": "k", "ո": "n",
-    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
-    "Х": "X", "У": "Y", "І": "I", "α": "a", "ο": "o", "ε": "e", "ι": "i", "ν": "v", "ρ": "p", "τ": "t",
-    "Α": "A", "Β": "B", "Ε": "E", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T",
-})
+_CONFUSABLE = str.maketrans(
+    {
+        "а": "a",
+        "е": "e",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "ԁ": "d",
+        "ɡ": "g",
+        "һ": "h",
+        "ӏ": "l",
+        "т": "t",
+        "м": "m",
+        "н": "h",
+        "в": "b",
+        "к": "k",
+        "ո": "n",
+        "А": "A",
+        "В": "B",
+        "Е": "E",
+        "К": "K",
+        "М": "M",
+        "Н": "H",
+        "О": "O",
+        "Р": "P",
+        "С": "C",
+        "Т": "T",
+        "Х": "X",
+        "У": "Y",
+        "І": "I",
+        "α": "a",
+        "ο": "o",
+        "ε": "e",
+        "ι": "i",
+        "ν": "v",
+        "ρ": "p",
+        "τ": "t",
+        "Α": "A",
+        "Β": "B",
+        "Ε": "E",
+        "Ι": "I",
+        "Κ": "K",
+        "Μ": "M",
+        "Ν": "N",
+        "Ο": "O",
+        "Ρ": "P",
+        "Τ": "T",
+    }
+)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _SPACED = re.compile(r"\b(?:\w[ .\-_*]){3,}\w\b")
 
@@ -63,8 +112,12 @@ def _decodings(text: str) -> list[str]:
 
 
 def _rot13(text: str) -> str:
-    return text.translate(str.maketrans("ABCDEFGHIJKLMabcdefghijklmNOPQRSTUVWXYZnopqrstuvwxyz",
-                                        "NOPQRSTUVWXYZnopqrstuvwxyzABCDEFGHIJKLMabcdefghijklm"))
+    return text.translate(
+        str.maketrans(
+            "ABCDEFGHIJKLMabcdefghijklmNOPQRSTUVWXYZnopqrstuvwxyz",
+            "NOPQRSTUVWXYZnopqrstuvwxyzABCDEFGHIJKLMabcdefghijklm",
+        )
+    )
 
 
 _MIXED_WORD = re.compile(r"\w+")
@@ -111,8 +164,11 @@ def views(text: str) -> list[str]:
 
         out.append(unquote(base).lower())
     if "\\u" in base or "\\x" in base:
-        out.append(re.sub(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})",
-                          lambda m: chr(int(m.group(1) or m.group(2), 16)), base).lower())
+        out.append(
+            re.sub(
+                r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1) or m.group(2), 16)), base
+            ).lower()
+        )
     if re.search(r"\b(?:concatenat\w*|join|combine|assemble|fragments|parts)\b", base, re.I) and "'" in base:
         out.append("".join(re.findall(r"'([^']*)'", base)).lower())  # p1='ign' p2='ore prev' ...
     if base.count("[") >= 3:
@@ -125,118 +181,168 @@ def views(text: str) -> list[str]:
 
 # --- what makes a note an instruction to the assistant -----------------------------------------
 
-_AI = r"(?:ai\s+)?(?:assistants?|agents?|ais?|llms?|language\s+models?|models?|bots?|subagents?|copilots?|claude|chatgpt|gpt)"
-_LANG_NEW = (r"новые\s+инструкции|nuevas?\s+instrucci\w+|nouvelles?\s+instructions?|neue\s+anweisung\w*|nuov[ae]\s+istruzion\w+|"
-             r"novas?\s+instru\w+|nowe\s+polecen\w+|yeni\s+talimat\w*|nieuwe\s+instructies|新的?指令|新しい指示|새로운\s*지시")
-_LANG_DEVMODE = (r"modo\s+(?:de\s+)?desarrollador|mode\s+d[ée]veloppeur|entwicklermodus|modalit[àa]\s+sviluppatore|"
-                 r"modo\s+desenvolvedor|режим\w*\s+разработчика|开发者模式|開発者モード|개발자\s*모드|tryb\s+dewelopera")
+_AI = (
+    r"(?:ai\s+)?(?:assistants?|agents?|ais?|llms?|language\s+models?|models?|bots?|subagents?|copilots?|"
+    r"claude|chatgpt|gpt)"
+)
+_LANG_NEW = (
+    r"новые\s+инструкции|nuevas?\s+instrucci\w+|nouvelles?\s+instructions?|neue\s+anweisung\w*|nuov[ae]\s+istruzion\w+|"
+    r"novas?\s+instru\w+|nowe\s+polecen\w+|yeni\s+talimat\w*|nieuwe\s+instructies|新的?指令|新しい指示|새로운\s*지시"
+)
+_LANG_DEVMODE = (
+    r"modo\s+(?:de\s+)?desarrollador|mode\s+d[ée]veloppeur|entwicklermodus|modalit[àa]\s+sviluppatore|"
+    r"modo\s+desenvolvedor|режим\w*\s+разработчика|开发者模式|開発者モード|개발자\s*모드|tryb\s+dewelopera"
+)
 
 # Said on their own, these take over an assistant: no ordinary note needs them.
 _STRONG: list[tuple[str, re.Pattern[str]]] = [
-    ("override", re.compile(
-        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*"
-        r"(?:previous|prior|above|earlier|preceding|former|system|original|existing|safety|security|current|other)?\s*"
-        r"(?:instructions?|prompts?|rules?|guidelines?|guidance|directions|guardrails|restrictions|polic(?:y|ies)|system\s+prompt|context)\b"
-        r"|\bdisregard\s+everything\b|\b(?:prior|previous)\s+(?:context|instructions?)\s+(?:is|are)\s+(?:void|obsolete|cancelled|revoked)"
-        r"|\b(?:instructions?|policies|permissions|guidelines)\b.{0,30}\b(?:are|were|is)\s+(?:void|obsolete|revoked|cancelled|outdated|only\s+a\s+test)"
-        r"|\b(?:developer|dev|god|jailbreak|dan|unrestricted|maintenance)\s+mode\b|\byou\s+are\s+(?:now\s+)?(?:dan|an\s+ai\s+without|free\s+of)"
-        r"|\byou\s+are\s+now\s+['\"]?\w+['\"]?,?\s+an?\s+(?:autonomous|unrestricted|new)|\bact\s+as\s+an?\s+(?:raw|unrestricted|unfiltered)"
-        r"|\bpretend\s+(?:that\s+)?you\s+(?:never|did\s+not|didn'?t|have\s+no)\b"
-        r"|\bprint\w*\s+(?:out\s+)?(?:the\s+)?(?:full\s+)?(?:text\s+of\s+)?(?:your|the)\s+system\s+prompt\b"
-        r"|\breveal\s+(?:your|the)\s+(?:hidden\s+|system\s+)?(?:prompt|instructions)\b"
-        r"|\bignore\s+(?:the\s+|this\s+)?(?:user'?s?|conversation|chat|human)\b(?:\s+(?:next\s+)?(?:requests?|instructions?|messages?|rules|wishes))?"
-        r"|\bstop\s+(?:following|obeying|listening\s+to|treating)\s+(?:the\s+)?(?:user|human|system)"
-        r"|\boutranks?\s+(?:whatever|anything|the\s+user)|\bcomply\s+with\s+(?:all|every|any)\s+(?:requests?|instructions?|commands?)"
-        r"|\bnew\s+(?:\w+\s+)?(?:instructions?|directives?|task|orders?)\s+from\s+(?:the\s+)?(?:user|owner|admin\w*|system|developer|maintainers?)"
-        r"|(?:^|[.!]\s)(?:agent\s+)?(?:new\s+)?(?:instructions?|directive)\s*(?:\([^)]*\)\s*)?[:.]"
-        r"|\b(?:safety|refusal)\s+(?:mode|behaviou?r)\s*(?::\s*off|\s+(?:is\s+)?off)|\bsystem\s+override\s+accepted")),
-    ("override", re.compile(  # the same, in other languages
-        r"ignor(?:a|e|ez|iere|ar|uj)\s+(?:todas\s+|toutes\s+|alle\s+|tutte\s+|todas\s+as\s+)?(?:las\s+|les\s+|le\s+|as\s+|die\s+)?"
-        r"(?:instrucciones|instructions|anweisungen|istruzioni|instruções|instrucoes|regeln|règles|reglas|regole)"
-        r"|(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\s+(?:anteriores|précédentes|vorherigen|precedenti)"
-        r"|(?:vorherigen|bisherigen)\s+anweisungen|vergiss\s+(?:deine|alle)\s+(?:regeln|anweisungen)|oublie\s+(?:tes|vos|toutes)"
-        r"|olvida\s+(?:tus|todas)|esque[cç]a\s+(?:suas|todas)|dimentica\s+(?:le|tutte)|" + _LANG_NEW + "|" + _LANG_DEVMODE +
-        r"|игнорир\w*|предыдущ\w+\s+инструкц\w*|забудь\w*\s+(?:все|свои|правила)|никаких\s+ограничений"
-        r"|忽略|无视|無視|以前の指示|前の指示|指示を無視|이전\S*\s+(?:\S+\s+)?지시|지시를\s*무시|무시하"
-        r"|zignoruj|poprzednie\s+instrukcje|önceki\s+talimat|talimatları\s+yok\s+say|negeer\s+(?:alle\s+)?(?:vorige|eerdere)")),
-    ("forged role or system marker", re.compile(
-        r"</?\s*(?:system|system[-_ ]?(?:reminder|prompt|message)|assistant|user|human|developer|instructions?|important[-_ ]instructions|"
-        r"tool[-_ ]result|function[-_ ]results?|claude[-_ ]instructions|admin[-_ ]instructions|developer[-_ ]message)\s*>"
-        r"(?!\s*(?:blocks?|tags?|elements?|messages?|lines?|sections?|wrappers?)\b)"
-        r"|<\|\s*im_start\s*\|>\s*(?:system|user|assistant)|<\|\s*(?:system|user|assistant)\s*\|>"
-        r"|(?<!!)\[/?\s*(?:system|inst)\s*\]|^\s*#{1,4}\s*(?:system|instructions?)\s*:|(?:^|\n)\s*(?:system|human)\s*:\s*\S"
-        r"|\"hookspecificoutput\"\s*:|(?:^|\n)\s*\"?additionalcontext\"?\s*:|\"type\"\s*:\s*\"tool_result\"|\"role\"\s*:\s*\"(?:system|developer)\""
-        r"|\b(?:system|developer)\s+(?:override|notice|message|update|instruction)\s*(?:\([^)]*\)\s*)?[:\-]|\bpriority\s*[:(]?\s*(?:highest|0|top|critical)\b"
-        r"|<!--\s*(?:ai|claude|assistant|agent|llm|system|model)\s*:")),
-    ("tries to close its block", re.compile(
-        r"</\s*[\w-]*(?:note|memor|context|recall|retriev|document|quote|data)[\w-]*\s*>|<<\s*/?\s*mnemo|mnemo[-_ ]notes"
-        r"|\bend\s+of\s+(?:the\s+)?(?:recalled\s+|stored\s+|retrieved\s+)?(?:notes|memories|memory|context|data|documents?|payload)\b"
-        r"|-{3,}\s*end\b|={3,}\s*end\b|\b(?:notes|payload|context|block)\s+(?:has\s+|have\s+|is\s+)?(?:ended|closed|terminated|finished)\b"
-        r"|\]\]>|\*{3}\s*new\s+session\s*\*{3}|\b(?:end|begin)_(?:notes|context|user|system|prompt|memory)\w*|\bmemory\s*:\s*end\b"
-        r"|\bthe\s+notes\s+are\s+(?:finished|over|done)\b")),
-    ("runs something dangerous", re.compile(
-        r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,120}(?:https?://|\b[\w-]+\.[\w.-]+/)[^|\n]{0,120}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
-        r"|\biex\s*\(|\binvoke-expression\b|\bbase64\s+(?:-d|--decode)\b[^|\n]*\|\s*(?:ba|z)?sh\b|\$\(\s*(?:curl|wget)\b"
-        r"|/dev/tcp/|\bbash\s+-i\s*>|\bnc\s+(?:-\w+\s+)*-e\s|\bncat\b.{0,30}-e\s"
-        r"|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:--no-preserve-root\s+)?(?:~/?(?:\s|$|\*)|/(?:\s|$|\*)|\$home\b|~/\.(?:ssh|aws|gnupg|kube|config)\b|"
-        r"/(?:etc|usr|var|home|boot|bin|lib)/?(?:\s|$|\*))"
-        r"|\bchmod\s+-r\s+777\s+/(?![\w.])|\bmkfs\b|\bdd\s+if=.{0,40}\bof=/dev/|\bfind\s+~\S*\s.{0,60}-delete\b"
-        r"|\b(?:nslookup|dig|ping|host)\s+(?:\+\S+\s+)?\S*\$\(|\bufw\s+disable\b|\biptables\s+-f\b|\bsetenforce\s+0\b"
-        r"|\bdocker\s+run\b.{0,60}(?:--privileged\b.{0,60}-v\s+/:/|-v\s+/:/)|\bscp\s+-r\s+\.\s+\S+@")),
-    ("sends data away", re.compile(
-        r"!?\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)]*(?:\{|\$\(|%7b|<[^>]+>|paste|secret|token|key|env|pass|cookie|conversation|prompt|diff|"
-        r"user(?:name)?=|host(?:name)?=|cwd=|base64)[^)]*\)"
-        r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@[-\w~/.]*|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
-        r"|\bdocument\.cookie\b")),
-    ("asks for credentials", re.compile(
-        r"\b(?:ask|request|prompt|have)\s+(?:the\s+user|them|him|her|users|the\s+developer)\s+(?:to\s+(?:paste|share|send|enter|give|provide|type|read\s+out)\s+|for\s+|send\s+)"
-        r"(?:their\s+|the\s+|his\s+|her\s+|a\s+|your\s+)?(?:\w+\s+){0,3}(?:tokens?|passwords?|passphrases?|api\s+keys?|secrets?|"
-        r"credentials|cookies|2fa|otp|one-time\s+codes?|recovery\s+codes|private\s+keys?|ssh\s+keys?|pins?|access\s+keys?)\b"
-        r"|\b(?:display|print|show|list|output|include|reveal|dump)\s+(?:me\s+)?(?:the\s+values?\s+of\s+|all\s+|every\s+|any\s+)?"
-        r"(?:[\w*]+\s*,\s*)*(?:\w+\s+){0,3}(?:[\w*]*_(?:token|secret|password|key)\w*|credentials|secrets|passwords|api\s+keys?|environment\s+variables?)"
-        r"\b.{0,60}\b(?:answer|reply|response|chat|output|for\s+verification|you\s+can\s+find)")),
-    ("asks to skip consent", re.compile(
-        r"\b(?:skip|bypass|disable|turn\s+off|switch\s+off)\s+(?:all\s+|any\s+|the\s+|its\s+|your\s+)?(?:confirmations?|approvals?|safety\s+checks|"
-        r"refusals?|refusal\s+behaviou?r|permission\s+(?:prompts|checks))"
-        r"|\bnever\s+ask\w*\s+(?:for\s+)?(?:confirmation|permission|approval)\b|\bno\s+(?:need|time)\s+to\s+ask\b|\bno\s+longer\s+need\s+to\s+ask\b"
-        r"|\bdo\s+not\s+refuse\b|\brefusals\s+are\s+logged|\bno\s+refusals\b|\brequire_confirmation\s*=\s*false|\ballow_all_tools\s*=\s*true"
-        r"|\b(?:all|it'?s\s+all)\s+pre-?approved\b|\bdon'?t\s+bring\s+it\s+up\b|\bnever\s+reveal\s+this\b|\bwithout\s+reporting\s+them\b")),
-    ("decode and follow", re.compile(
-        r"\b(?:decod\w*|backwards|reversed?|fragments|escapes|interpret\s+(?:this|these|the\s+following)|join\s+these|concatenat\w*|"
-        r"combine\s+these|bracketed\s+words|split\s+instruction|rot-?13)\b.{0,80}\b(?:follow|comply|obey|apply|run|execute|act\s+on|do\s+what)\b"
-        r"|\b(?:base64|hex)\b.{0,60}\b(?:follow|comply|obey|apply\s+(?:it|them|as))\b"
-        r"|\b(?:follow|obey|apply|execute|run)\s+(?:the\s+)?(?:decoded|reversed|hidden|encoded|result)\b")),
+    (
+        "override",
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*"
+            r"(?:previous|prior|above|earlier|preceding|former|system|original|existing|safety|security|current|other)?\s*"
+            r"(?:instructions?|prompts?|rules?|guidelines?|guidance|directions|guardrails|restrictions|polic(?:y|ies)|system\s+prompt|context)\b"
+            r"|\bdisregard\s+everything\b|\b(?:prior|previous)\s+(?:context|instructions?)\s+(?:is|are)\s+(?:void|obsolete|cancelled|revoked)"
+            r"|\b(?:instructions?|policies|permissions|guidelines)\b.{0,30}\b(?:are|were|is)\s+(?:void|obsolete|revoked|cancelled|outdated|only\s+a\s+test)"
+            r"|\b(?:developer|dev|god|jailbreak|dan|unrestricted|maintenance)\s+mode\b|\byou\s+are\s+(?:now\s+)?(?:dan|an\s+ai\s+without|free\s+of)"
+            r"|\byou\s+are\s+now\s+['\"]?\w+['\"]?,?\s+an?\s+(?:autonomous|unrestricted|new)|\bact\s+as\s+an?\s+(?:raw|unrestricted|unfiltered)"
+            r"|\bpretend\s+(?:that\s+)?you\s+(?:never|did\s+not|didn'?t|have\s+no)\b"
+            r"|\bprint\w*\s+(?:out\s+)?(?:the\s+)?(?:full\s+)?(?:text\s+of\s+)?(?:your|the)\s+system\s+prompt\b"
+            r"|\breveal\s+(?:your|the)\s+(?:hidden\s+|system\s+)?(?:prompt|instructions)\b"
+            r"|\bignore\s+(?:the\s+|this\s+)?(?:user'?s?|conversation|chat|human)\b(?:\s+(?:next\s+)?(?:requests?|instructions?|messages?|rules|wishes))?"
+            r"|\bstop\s+(?:following|obeying|listening\s+to|treating)\s+(?:the\s+)?(?:user|human|system)"
+            r"|\boutranks?\s+(?:whatever|anything|the\s+user)|\bcomply\s+with\s+(?:all|every|any)\s+(?:requests?|instructions?|commands?)"
+            r"|\bnew\s+(?:\w+\s+)?(?:instructions?|directives?|task|orders?)\s+from\s+(?:the\s+)?(?:user|owner|admin\w*|system|developer|maintainers?)"
+            r"|(?:^|[.!]\s)(?:agent\s+)?(?:new\s+)?(?:instructions?|directive)\s*(?:\([^)]*\)\s*)?[:.]"
+            r"|\b(?:safety|refusal)\s+(?:mode|behaviou?r)\s*(?::\s*off|\s+(?:is\s+)?off)|\bsystem\s+override\s+accepted"
+        ),
+    ),
+    (
+        "override",
+        re.compile(  # the same, in other languages
+            r"ignor(?:a|e|ez|iere|ar|uj)\s+(?:todas\s+|toutes\s+|alle\s+|tutte\s+|todas\s+as\s+)?(?:las\s+|les\s+|le\s+|as\s+|die\s+)?"
+            r"(?:instrucciones|instructions|anweisungen|istruzioni|instruções|instrucoes|regeln|règles|reglas|regole)"
+            r"|(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\s+(?:anteriores|précédentes|vorherigen|precedenti)"
+            r"|(?:vorherigen|bisherigen)\s+anweisungen|vergiss\s+(?:deine|alle)\s+(?:regeln|anweisungen)|oublie\s+(?:tes|vos|toutes)"
+            r"|olvida\s+(?:tus|todas)|esque[cç]a\s+(?:suas|todas)|dimentica\s+(?:le|tutte)|"
+            + _LANG_NEW
+            + "|"
+            + _LANG_DEVMODE
+            + r"|игнорир\w*|предыдущ\w+\s+инструкц\w*|забудь\w*\s+(?:все|свои|правила)|никаких\s+ограничений"
+            r"|忽略|无视|無視|以前の指示|前の指示|指示を無視|이전\S*\s+(?:\S+\s+)?지시|지시를\s*무시|무시하"
+            r"|zignoruj|poprzednie\s+instrukcje|önceki\s+talimat|talimatları\s+yok\s+say|negeer\s+(?:alle\s+)?(?:vorige|eerdere)"
+        ),
+    ),
+    (
+        "forged role or system marker",
+        re.compile(
+            r"</?\s*(?:system|system[-_ "
+            r"]?(?:reminder|prompt|message)|assistant|user|human|developer|instructions?|important[-_ ]instructions|"
+            r"tool[-_ ]result|function[-_ ]results?|claude[-_ ]instructions|admin[-_ ]instructions|developer[-_ "
+            r"]message)\s*>"
+            r"(?!\s*(?:blocks?|tags?|elements?|messages?|lines?|sections?|wrappers?)\b)"
+            r"|<\|\s*im_start\s*\|>\s*(?:system|user|assistant)|<\|\s*(?:system|user|assistant)\s*\|>"
+            r"|(?<!!)\[/?\s*(?:system|inst)\s*\]|^\s*#{1,4}\s*(?:system|instructions?)\s*:|(?:^|\n)\s*(?:system|human)\s*:\s*\S"
+            r"|\"hookspecificoutput\"\s*:|(?:^|\n)\s*\"?additionalcontext\"?\s*:|\"type\"\s*:\s*\"tool_result\"|\"role\"\s*:\s*\"(?:system|developer)\""
+            r"|\b(?:system|developer)\s+(?:override|notice|message|update|instruction)\s*(?:\([^)]*\)\s*)?[:\-]|\bpriority\s*[:(]?\s*(?:highest|0|top|critical)\b"
+            r"|<!--\s*(?:ai|claude|assistant|agent|llm|system|model)\s*:"
+        ),
+    ),
+    (
+        "tries to close its block",
+        re.compile(
+            r"</\s*[\w-]*(?:note|memor|context|recall|retriev|document|quote|data)[\w-]*\s*>|"
+            r"<<\s*/?\s*mnemo|mnemo[-_ ]notes"
+            r"|\bend\s+of\s+(?:the\s+)?(?:recalled\s+|stored\s+|retrieved\s+)?(?:notes|memories|memory|context|data|documents?|payload)\b"
+            r"|-{3,}\s*end\b|={3,}\s*end\b|\b(?:notes|payload|context|block)\s+(?:has\s+|have\s+|is\s+)?(?:ended|closed|terminated|finished)\b"
+            r"|\]\]>|\*{3}\s*new\s+session\s*\*{3}|\b(?:end|begin)_(?:notes|context|user|system|prompt|memory)\w*|\bmemory\s*:\s*end\b"
+            r"|\bthe\s+notes\s+are\s+(?:finished|over|done)\b"
+        ),
+    ),
+    (
+        "runs something dangerous",
+        re.compile(
+            r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,120}(?:https?://|\b[\w-]+\.[\w.-]+/)[^|\n]{0,120}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+            r"|\biex\s*\(|\binvoke-expression\b|\bbase64\s+(?:-d|--decode)\b[^|\n]*\|\s*(?:ba|z)?sh\b|\$\(\s*(?:curl|wget)\b"
+            r"|/dev/tcp/|\bbash\s+-i\s*>|\bnc\s+(?:-\w+\s+)*-e\s|\bncat\b.{0,30}-e\s"
+            r"|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:--no-preserve-root\s+)?(?:~/?(?:\s|$|\*)|/(?:\s|$|\*)|\$home\b|~/\.(?:ssh|aws|gnupg|kube|config)\b|"
+            r"/(?:etc|usr|var|home|boot|bin|lib)/?(?:\s|$|\*))"
+            r"|\bchmod\s+-r\s+777\s+/(?![\w.])|\bmkfs\b|\bdd\s+if=.{0,40}\bof=/dev/|\bfind\s+~\S*\s.{0,60}-delete\b"
+            r"|\b(?:nslookup|dig|ping|host)\s+(?:\+\S+\s+)?\S*\$\(|\bufw\s+disable\b|\biptables\s+-f\b|\bsetenforce\s+0\b"
+            r"|\bdocker\s+run\b.{0,60}(?:--privileged\b.{0,60}-v\s+/:/|-v\s+/:/)|\bscp\s+-r\s+\.\s+\S+@"
+        ),
+    ),
+    (
+        "sends data away",
+        re.compile(
+            r"!?\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)]*(?:\{|\$\(|%7b|<[^>]+>|paste|secret|token|key|env|pass|cookie|conversation|prompt|diff|"
+            r"user(?:name)?=|host(?:name)?=|cwd=|base64)[^)]*\)"
+            r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@[-\w~/.]*|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
+            r"|\bdocument\.cookie\b"
+        ),
+    ),
+    (
+        "asks for credentials",
+        re.compile(
+            r"\b(?:ask|request|prompt|have)\s+(?:the\s+user|them|him|her|users|the\s+developer)\s+(?:to\s+(?:paste|share|send|enter|give|provide|type|read\s+out)\s+|for\s+|send\s+)"
+            r"(?:their\s+|the\s+|his\s+|her\s+|a\s+|your\s+)?(?:\w+\s+){0,3}(?:tokens?|passwords?|passphrases?|api\s+keys?|secrets?|"
+            r"credentials|cookies|2fa|otp|one-time\s+codes?|recovery\s+codes|private\s+keys?|ssh\s+keys?|pins?|access\s+keys?)\b"
+            r"|\b(?:display|print|show|list|output|include|reveal|dump)\s+(?:me\s+)?(?:the\s+values?\s+of\s+|all\s+|every\s+|any\s+)?"
+            r"(?:[\w*]+\s*,\s*)*(?:\w+\s+){0,3}(?:[\w*]*_(?:token|secret|password|key)\w*|credentials|secrets|passwords|api\s+keys?|environment\s+variables?)"
+            r"\b.{0,60}\b(?:answer|reply|response|chat|output|for\s+verification|you\s+can\s+find)"
+        ),
+    ),
+    (
+        "asks to skip consent",
+        re.compile(
+            r"\b(?:skip|bypass|disable|turn\s+off|switch\s+off)\s+(?:all\s+|any\s+|the\s+|its\s+|your\s+)?(?:confirmations?|approvals?|safety\s+checks|"
+            r"refusals?|refusal\s+behaviou?r|permission\s+(?:prompts|checks))"
+            r"|\bnever\s+ask\w*\s+(?:for\s+)?(?:confirmation|permission|approval)\b|\bno\s+(?:need|time)\s+to\s+ask\b|\bno\s+longer\s+need\s+to\s+ask\b"
+            r"|\bdo\s+not\s+refuse\b|\brefusals\s+are\s+logged|\bno\s+refusals\b|\brequire_confirmation\s*=\s*false|\ballow_all_tools\s*=\s*true"
+            r"|\b(?:all|it'?s\s+all)\s+pre-?approved\b|\bdon'?t\s+bring\s+it\s+up\b|\bnever\s+reveal\s+this\b|\bwithout\s+reporting\s+them\b"
+        ),
+    ),
+    (
+        "decode and follow",
+        re.compile(
+            r"\b(?:decod\w*|backwards|reversed?|fragments|escapes|interpret\s+(?:this|these|the\s+following)|join\s+these|concatenat\w*|"
+            r"combine\s+these|bracketed\s+words|split\s+instruction|rot-?13)\b.{0,80}\b(?:follow|comply|obey|apply|run|execute|act\s+on|do\s+what)\b"
+            r"|\b(?:base64|hex)\b.{0,60}\b(?:follow|comply|obey|apply\s+(?:it|them|as))\b"
+            r"|\b(?:follow|obey|apply|execute|run)\s+(?:the\s+)?(?:decoded|reversed|hidden|encoded|result)\b"
+        ),
+    ),
 ]
 
 # Who is spoken to: the assistant itself, by name or in the second person about its role.
 _ADDRESSED = re.compile(
-    (rf"\b(?:the|any|every|all|each|an?|your|our|other)\s+(?:\w+\s+)?{_AI}\s*(?:reading|processing|summari[sz]ing|working|that\s+\w+s|here|"
-     r"\(|,|:|must|should|shall|will|needs?\s+to|has\s+to|have\s+to|may|can|has\s+(?:admin|elevated|full)|is\s+\w*\s*(?:required|obliged|expected|allowed|permitted)|"
-     r"are\s+\w*\s*(?:required|obliged|expected|allowed|permitted))"
-     rf"|\b(?:to|for|dear|attention|hey|hi)\s+(?:the\s+|any\s+|all\s+|every\s+)?{_AI}\b|\bp\.?\s?s\.?\s+(?:to|for)\s+(?:the\s+)?{_AI}"
-     rf"|(?:^|[.!]\s+)(?:{_AI})\s*[:,]\s|\b{_AI}s?\s+(?:must|should|shall|are\s+to)\s|\bagent\s+instructions\b|\bnext\s+step\s+for\s+the\s+{_AI}"
-     r"|\byour\s+(?:earlier|previous|prior|original|initial|current|real|actual|new|old)?\s*(?:instructions|task|rules|guidelines|"
-     r"programming|prompt|directives|policy|restrictions|safety\s+policy|cooperation|compliance|configuration|reviewers)\b"
-     r"|\byou\s+(?:were|have\s+been)\s+(?:given|told|instructed|configured|granted)\b|\byou\s+are\s+no\s+longer\s+(?:required|bound)\b"
-     r"|\byou\s+(?:may|no\s+longer|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|cleared))\s+\w+"
-     r"|\byou\s+can\s+(?:now\s+)?(?:delete|modify|push|skip|ignore|execute|bypass|approve|merge|run\s+any|edit\s+any)\b"
-     r"|\byou\s+(?:should|must)\s+(?:not|never)\s+(?:mention|tell|reveal|ask|inform|warn)\b|\byou\s+must\s+(?:now\s+)?(?:append|obey|comply|follow\s+(?:these|the\s+notes))"
-     r"|\b(?:user|owner|maintainer|team|cto|ceo|vendor|admin)s?\b.{0,40}\b(?:has\s+|have\s+|already\s+)?(?:authori[sz]ed|agreed|approved|consented|granted|asked\s+me)\b"
-     r"|\b(?:new|real|actual|current|updated)\s+(?:task|instructions?|directives?)\s*(?:is|are|:|here)\b"
-     r"|\bwhen\s+you\s+read\s+this\b|\bwhenever\s+(?:you|the\s+user)\s+(?:edit|read|run|answer|respond|reply|see|commit|open|touch|finish|write|asks?|says?)\b"
-     r"|\bwhen\s+(?:you\s+are\s+)?asked\s+(?:to|about)\b|\b(?:if|when)\s+the\s+user\s+(?:asks?|says|runs)\b|\bbefore\s+(?:answering|you\s+answer|responding|replying|summari[sz]ing)\b"
-     r"|\b(?:in|to|end)\s+(?:your|every|each)\s+(?:reply|answer|response|first\s+reply|commit\s+message)\b|\bevery\s+(?:reply|answer)\s+must\b"
-     r"|\bwhen\s+you\s+finish\b|\backnowledge\s+(?:silently|with)\b|\bif\s+you\s+(?:don'?t|do\s+not|see)\b|\bstep\s+0\b|\bexecute\s+immediately\b"
-     r"|\b(?:auto-fix|deployment|project)\s+rule\s+for\s+(?:the\s+)?{_AI}|\bfrom\s+now\s+on,?\s+(?:you|the\s+{_AI}|whenever)\b"
-     r"|\b(?:every|any)\s+(?:machine|repo\w*|project|session|file|task)\s+you\s+|\bfor\s+any\s+task\b"
-     r"|\bas\s+an?\s+(?:ai|assistant|language\s+model|agent)\b|\b(?:urgent|important|warning)\b.{0,25}\bfrom\s+(?:the\s+)?(?:cto|ceo|admin|owner|security|vendor)"
-     r"|\b(?:maintainers?|security\s+team|administrators?|admins?|compliance|the\s+owner|management|legal|incident\s+response|"
-     r"trust\s+(?:&|and)\s+safety|model\s+vendor|repository\s+owner)\b.{0,40}"
-     rf"\b(?:require|requires|required|instructs?|orders?|demands?|mandates?|has\s+instructed|is\s+mandatory|asks?|says|notice)\b"
-     r"|\byour\s+cooperation\s+is\s+mandatory|\b(?:o|a|el|la|l'|der|die|il|lo)\s*(?:assistente|asistente|assistant|assistent|agente)\b"
-     r"|\basistente\b|ассистент|助手|アシスタント|어시스턴트|\bvocê\s+deve|\btu\s+dois|\bvous\s+devez|\bdu\s+musst|\bdebes\b|\bdevi\b|"
-     r"ты\s+(?:должен|теперь)|你必须|a\s+partir\s+de\s+(?:agora|ahora)|\bod\s+teraz\b|\bab\s+jetzt\b|à\s+partir\s+de\s+maintenant|vanaf\s+nu")
-    .replace("{_AI}", _AI)
+    (
+        rf"\b(?:the|any|every|all|each|an?|your|our|other)\s+(?:\w+\s+)?{_AI}\s*(?:reading|processing|summari[sz]ing|working|that\s+\w+s|here|"
+        r"\(|,|:|must|should|shall|will|needs?\s+to|has\s+to|have\s+to|may|can|has\s+(?:admin|elevated|full)|is\s+\w*\s*(?:required|obliged|expected|allowed|permitted)|"
+        r"are\s+\w*\s*(?:required|obliged|expected|allowed|permitted))"
+        rf"|\b(?:to|for|dear|attention|hey|hi)\s+(?:the\s+|any\s+|all\s+|every\s+)?{_AI}\b|\bp\.?\s?s\.?\s+(?:to|for)\s+(?:the\s+)?{_AI}"
+        rf"|(?:^|[.!]\s+)(?:{_AI})\s*[:,]\s|\b{_AI}s?\s+(?:must|should|shall|are\s+to)\s|\bagent\s+instructions\b|\bnext\s+step\s+for\s+the\s+{_AI}"
+        r"|\byour\s+(?:earlier|previous|prior|original|initial|current|real|actual|new|old)?\s*(?:instructions|task|rules|guidelines|"
+        r"programming|prompt|directives|policy|restrictions|safety\s+policy|cooperation|compliance|configuration|reviewers)\b"
+        r"|\byou\s+(?:were|have\s+been)\s+(?:given|told|instructed|configured|granted)\b|\byou\s+are\s+no\s+longer\s+(?:required|bound)\b"
+        r"|\byou\s+(?:may|no\s+longer|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|cleared))\s+\w+"
+        r"|\byou\s+can\s+(?:now\s+)?(?:delete|modify|push|skip|ignore|execute|bypass|approve|merge|run\s+any|edit\s+any)\b"
+        r"|\byou\s+(?:should|must)\s+(?:not|never)\s+(?:mention|tell|reveal|ask|inform|warn)\b|\byou\s+must\s+(?:now\s+)?(?:append|obey|comply|follow\s+(?:these|the\s+notes))"
+        r"|\b(?:user|owner|maintainer|team|cto|ceo|vendor|admin)s?\b.{0,40}\b(?:has\s+|have\s+|already\s+)?(?:authori[sz]ed|agreed|approved|consented|granted|asked\s+me)\b"
+        r"|\b(?:new|real|actual|current|updated)\s+(?:task|instructions?|directives?)\s*(?:is|are|:|here)\b"
+        r"|\bwhen\s+you\s+read\s+this\b|\bwhenever\s+(?:you|the\s+user)\s+(?:edit|read|run|answer|respond|reply|see|commit|open|touch|finish|write|asks?|says?)\b"
+        r"|\bwhen\s+(?:you\s+are\s+)?asked\s+(?:to|about)\b|\b(?:if|when)\s+the\s+user\s+(?:asks?|says|runs)\b|\bbefore\s+(?:answering|you\s+answer|responding|replying|summari[sz]ing)\b"
+        r"|\b(?:in|to|end)\s+(?:your|every|each)\s+(?:reply|answer|response|first\s+reply|commit\s+message)\b|\bevery\s+(?:reply|answer)\s+must\b"
+        r"|\bwhen\s+you\s+finish\b|\backnowledge\s+(?:silently|with)\b|\bif\s+you\s+(?:don'?t|do\s+not|see)\b|\bstep\s+0\b|\bexecute\s+immediately\b"
+        r"|\b(?:auto-fix|deployment|project)\s+rule\s+for\s+(?:the\s+)?{_AI}|\bfrom\s+now\s+on,?\s+(?:you|the\s+{_AI}|whenever)\b"
+        r"|\b(?:every|any)\s+(?:machine|repo\w*|project|session|file|task)\s+you\s+|\bfor\s+any\s+task\b"
+        r"|\bas\s+an?\s+(?:ai|assistant|language\s+model|agent)\b|\b(?:urgent|important|warning)\b.{0,25}\bfrom\s+(?:the\s+)?(?:cto|ceo|admin|owner|security|vendor)"
+        r"|\b(?:maintainers?|security\s+team|administrators?|admins?|compliance|the\s+owner|management|legal|incident\s+response|"
+        r"trust\s+(?:&|and)\s+safety|model\s+vendor|repository\s+owner)\b.{0,40}"
+        rf"\b(?:require|requires|required|instructs?|orders?|demands?|mandates?|has\s+instructed|is\s+mandatory|asks?|says|notice)\b"
+        r"|\byour\s+cooperation\s+is\s+mandatory|\b(?:o|a|el|la|l'|der|die|il|lo)\s*(?:assistente|asistente|assistant|assistent|agente)\b"
+        r"|\basistente\b|ассистент|助手|アシスタント|어시스턴트|\bvocê\s+deve|\btu\s+dois|\bvous\s+devez|\bdu\s+musst|\bdebes\b|\bdevi\b|"
+        r"ты\s+(?:должен|теперь)|你必须|a\s+partir\s+de\s+(?:agora|ahora)|\bod\s+teraz\b|\bab\s+jetzt\b|à\s+partir\s+de\s+maintenant|vanaf\s+nu"
+    ).replace("{_AI}", _AI)
 )
 # What such a note asks for that no project note does.
 _HARMFUL = re.compile(
@@ -267,12 +373,16 @@ _MENTIONED = re.compile(
     r"[\s:,]{1,3}(?:\w+\s+){0,3}?['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]"
 )
 # Sending or showing a secret, in any of these languages: flagged whoever is addressed.
-_SECRET_TARGET = (r"(?:~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|config/google-chrome)\S*|\.env\b|id_(?:rsa|ed25519|ecdsa)\S*|"
-                  r"credentials\s+file|cookies?\b|api\s+keys?|(?:repository\s+)?secrets\b|access\s+tokens?)")
+_SECRET_TARGET = (
+    r"(?:~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|config/google-chrome)\S*|\.env\b|id_(?:rsa|ed25519|ecdsa)\S*|"
+    r"credentials\s+file|cookies?\b|api\s+keys?|(?:repository\s+)?secrets\b|access\s+tokens?)"
+)
 _EXFIL = re.compile(
     r"(?:\b(?:send|post|upload|forward|e-?mail|mail|copy|attach|exfiltrate|leak|sync)\w*|отправ\w*|envi[aeo]\w*|envoie\w*|sende\w*|invia\w*|"
     r"发送|送信|전송|wyślij|gönder|stuur)"
-    r".{0,80}" + _SECRET_TARGET + r".{0,120}(?:https?://|\S+@\S+\.\w+|\bshared\s+drop\b|\bthis\s+(?:webhook|url|link|endpoint)\b)"
+    r".{0,80}"
+    + _SECRET_TARGET
+    + r".{0,120}(?:https?://|\S+@\S+\.\w+|\bshared\s+drop\b|\bthis\s+(?:webhook|url|link|endpoint)\b)"
     r"|(?:^|\s)" + _SECRET_TARGET + r".{0,40}(?:发送|送信|전송)"
     r"|\b(?:output|print|show|display|dump|reveal|paste|выведи|muestra|affiche|zeige)\s+(?:me\s+)?(?:the\s+)?"
     r"(?:full\s+)?(?:contents?\s+of\s+|содержимое\s+|el\s+contenido\s+de\s+)?(?:the\s+file\s+|файла\s+)?"
@@ -280,15 +390,19 @@ _EXFIL = re.compile(
 )
 _NEGATED = re.compile(r"\b(?:never|not|don'?t|do\s+not|avoid|no|nunca|nie|jamais)\b[^.;!?\n]{0,40}$")
 # Dangerous git: said as a rule (never after "never", "don't").
-_GIT = re.compile(r"\bgit\s+push\s+(?:\S+\s+){0,2}(?:-f\b|--force\b)(?!-with-lease)|\bgit\s+reset\s+--hard\s+head~\d+.{0,40}\bpush"
-                  r"|\bhttp\.sslverify\s+false|\bcredential\.helper\s+['\"]?store\s+--file\s+/tmp")
+_GIT = re.compile(
+    r"\bgit\s+push\s+(?:\S+\s+){0,2}(?:-f\b|--force\b)(?!-with-lease)|\bgit\s+reset\s+--hard\s+head~\d+.{0,40}\bpush"
+    r"|\bhttp\.sslverify\s+false|\bcredential\.helper\s+['\"]?store\s+--file\s+/tmp"
+)
 # Documented installers that pipe a script into a shell from their own host: ordinary notes.
 _TRUSTED_PIPES = re.compile(
     r"https?://(?:sh\.rustup\.rs|static\.rust-lang\.org|raw\.githubusercontent\.com/(?:nvm-sh|homebrew|ohmyzsh|helm)|"
     r"get\.docker\.com|(?:rye\.)?astral\.sh|deno\.land|bun\.sh|get\.pnpm\.io|install\.python-poetry\.org|brew\.sh|ohmyz\.sh|"
     r"get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
     r"install\.determinate\.systems|cli\.github\.com|get\.jetify\.com|mise\.run|pyenv\.run|tailscale\.com|"
-    r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com)", re.I)
+    r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com)",
+    re.I,
+)
 
 
 class Assessment(NamedTuple):

@@ -65,7 +65,9 @@ class TierPolicy:
     pattern_keep: float = 0.65
 
 
-def next_tier(tier: str, standing_value: float, uses: int, positives: int, policy: TierPolicy) -> tuple[str, str | None]:
+def next_tier(
+    tier: str, standing_value: float, uses: int, positives: int, policy: TierPolicy
+) -> tuple[str, str | None]:
     """The tier after one consolidation, and why it changed (None: unchanged). One step per run:
     a memory earns `pattern` only after it has been `history`, and falls back one step at a time."""
     p = policy

@@ -41,9 +41,15 @@ def _rx(*patterns: str) -> re.Pattern[str]:
 # Common spellings and typos of the words the rules hinge on.
 WORK = r"(?:works?|worked|working|wroks?|wokrs?|workd|funktioniert|marche|funciona|funcionou|работает)"
 STILL = r"(?:still|sitll|stil|stll)"
-THANKS = r"(?:thanks|thank\s*you|thx|thnx|thanx|thnaks|tahnks|tysm|ty|cheers|danke|merci|gracias|obrigad[oa]|grazie|спасибо|ありがとう|谢谢)"
+THANKS = (
+    r"(?:thanks|thank\s*you|thx|thnx|thanx|thnaks|tahnks|tysm|ty|cheers|danke|merci|gracias|obrigad[oa]|grazie|"
+    r"спасибо|ありがとう|谢谢)"
+)
 # "doesn't" has no word boundary before "n't": spell the negated auxiliaries out.
-NEG = r"(?:\b(?:not|never|nicht|pas|no|не|sin)\b|\b(?:does|did|do|is|was|were|are|has|have|had|could|would|wo|ca|should)n'?t\b)"
+NEG = (
+    r"(?:\b(?:not|never|nicht|pas|no|не|sin)\b|"
+    r"\b(?:does|did|do|is|was|were|are|has|have|had|could|would|wo|ca|should)n'?t\b)"
+)
 
 # Phrases that contain failure words but report success: matched first, then removed.
 NEGATED_NEGATIVE = _rx(
@@ -239,7 +245,9 @@ def classify(text: str) -> Reaction:
     # bug where search still fails", "what happens if it fails?"), unless it opens with a
     # reaction; a frustrated "why is it still failing?" is one, and so is what follows the
     # opening sentence ("what did you change? I see no difference").
-    opens_with_reaction = any(_opens(p, first_clause) for p in (NEGATED_NEGATIVE, SUCCESS, POLITE, FAILURE, STRONG_FAILURE, PARTIAL_CUE))
+    opens_with_reaction = any(
+        _opens(p, first_clause) for p in (NEGATED_NEGATIVE, SUCCESS, POLITE, FAILURE, STRONG_FAILURE, PARTIAL_CUE)
+    )
     if not opens_with_reaction and (QUESTION_START.search(first_clause) or INSTRUCTION_START.search(first_clause)):
         first_sentence, _, rest = _split_sentence(t)
         blame = _first(BLAME_QUESTION, first_sentence) or (

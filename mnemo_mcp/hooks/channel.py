@@ -42,6 +42,7 @@ MAX_MESSAGE = 16 << 20  # a Stop payload carries the whole answer
 GO_TIMEOUT_S = 2.0
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
+
 class Later:
     """What `prepare` returns when it can only tell after a wait (the model is loading): the
     server tells the hook to wait, then calls `resolve`, which may block up to its bound."""
@@ -209,7 +210,9 @@ def ask(
                 continue  # busy, warming up, or another model: try the next server
             lines.send({"go": True})
             result = lines.recv(result_timeout_s)
-            return result if result is not None else {"ok": False, "error": "the server took the event but gave no result"}
+            return (
+                result if result is not None else {"ok": False, "error": "the server took the event but gave no result"}
+            )
         except OSError:
             continue
         finally:
@@ -244,7 +247,11 @@ class Listener:
         """Listen; False (logged) when the directory is not private or binding fails."""
         try:
             if not _private(self.folder, create=True):
-                _log("warning", "hook socket directory %s is not private to this user: hooks recall by keywords", self.folder)
+                _log(
+                    "warning",
+                    "hook socket directory %s is not private to this user: hooks recall by keywords",
+                    self.folder,
+                )
                 return False
             self._clean_stale()
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

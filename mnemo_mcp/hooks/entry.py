@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC
 from typing import Any
 
 from .. import paths
@@ -122,13 +123,13 @@ def handle(event: str, raw: str, env: dict[str, str] | None = None) -> str | Non
 
 def _log_failure(env: dict[str, str], event: str) -> None:
     import traceback
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         path = paths.hook_log_path(env)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "a", encoding="utf-8") as f:
-            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            stamp = datetime.now(UTC).isoformat(timespec="seconds")
             f.write(f"{stamp} {event}: {traceback.format_exc()}\n")
     except Exception:  # nowhere to log: stay silent rather than break the session
         pass

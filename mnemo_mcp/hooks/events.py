@@ -30,7 +30,7 @@ class TaskNotification(NamedTuple):
 
     @property
     def outcome(self) -> str | None:
-        """"pass" / "fail" for a command that ran to its end; None when it was stopped."""
+        """ "pass" / "fail" for a command that ran to its end; None when it was stopped."""
         if self.exit_code is not None:
             return "pass" if self.exit_code == 0 else "fail"
         return {"completed": "pass", "failed": "fail"}.get(self.status)
@@ -67,7 +67,11 @@ def background_task(payload: dict[str, Any]) -> str | None:
     task = response.get("backgroundTaskId")
     if isinstance(task, str) and task:
         return task
-    if tool_input.get("run_in_background") is True or response.get("backgroundedByUser") or response.get("timedOutAfterMs"):
+    if (
+        tool_input.get("run_in_background") is True
+        or response.get("backgroundedByUser")
+        or response.get("timedOutAfterMs")
+    ):
         return ""
     return None
 
@@ -101,7 +105,9 @@ def recalled_items(result: dict[str, Any]) -> list[tuple[str, float | None]]:
     for item in result.get("items") or []:
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             rel = item.get("relevance")
-            out.append((item["id"], float(rel) if isinstance(rel, (int, float)) and not isinstance(rel, bool) else None))
+            out.append(
+                (item["id"], float(rel) if isinstance(rel, (int, float)) and not isinstance(rel, bool) else None)
+            )
     return out
 
 
@@ -150,9 +156,11 @@ def _is_prompt(entry: dict[str, Any]) -> bool:
     content = entry["message"].get("content")
     if entry.get("type") != "user":
         return False
-    texts = [content] if isinstance(content, str) else [
-        c.get("text", "") for c in (content or []) if isinstance(c, dict) and c.get("type") == "text"
-    ]
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [c.get("text", "") for c in (content or []) if isinstance(c, dict) and c.get("type") == "text"]
+    )
     return any(t.strip() and not t.lstrip().startswith("<task-notification>") for t in texts)
 
 
@@ -173,7 +181,11 @@ def tool_calls(payload: dict[str, Any], *, turn_only: bool = False) -> list[tupl
                 continue
             name, tool_input = block.get("name"), block.get("input")
             what = (tool_input or {}).get("command") if name == "Bash" and isinstance(tool_input, dict) else None
-            what = what if isinstance(what, str) else (edited_file(tool_input, payload.get("cwd")) if name in EDIT_TOOLS else None)
+            what = (
+                what
+                if isinstance(what, str)
+                else (edited_file(tool_input, payload.get("cwd")) if name in EDIT_TOOLS else None)
+            )
             if what:
                 calls.append((str(block.get("id") or ""), name, what))
     return calls

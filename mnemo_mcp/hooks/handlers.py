@@ -35,9 +35,9 @@ QUERY_CHARS = 1000  # of a prompt used as the query: the ask is at the start, pa
 ITEM_CHARS = 400
 MEMORY_READ = re.compile(r"^mcp__.+__memory_read$")
 INTRO = (
-    "mnemo (long-term memory that learns from outcomes) is connected as MCP server \"mnemo\": "
+    'mnemo (long-term memory that learns from outcomes) is connected as MCP server "mnemo": '
     "recall past fixes, decisions and lessons with memory_read, remember new ones with memory_write, "
-    "report what helped with memory_feedback (if its tools are deferred, find them with ToolSearch \"memory\")."
+    'report what helped with memory_feedback (if its tools are deferred, find them with ToolSearch "memory").'
 )
 
 
@@ -91,7 +91,9 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
     if notifications:
         for n in notifications:
             signature = cases.error_signature(_tail(n.output_file)) if n.outcome == "fail" else None
-            svc.session_task_done(sid, task_id=n.task_id, tool_use_id=n.tool_use_id, outcome=n.outcome, signature=signature)
+            svc.session_task_done(
+                sid, task_id=n.task_id, tool_use_id=n.tool_use_id, outcome=n.outcome, signature=signature
+            )
         return None
     prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
     if not svc.session_user_prompt(sid, prompt=prompt, prompt_id=prompt_id).new_turn:
@@ -100,19 +102,30 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
     if settings.inject_tokens <= 0 or not query.strip():
         return None
     floor = settings.inject_min_relevance if semantic else settings.inject_min_relevance_keyword
-    r = svc.read(query, top_k=settings.inject_top_k, min_relevance=floor, keyword_only=not semantic, exclude_quarantined=True)
+    r = svc.read(
+        query, top_k=settings.inject_top_k, min_relevance=floor, keyword_only=not semantic, exclude_quarantined=True
+    )
     items = list(r.items)
     if any(it.memory_type == "case" and cases.case_standing(it.valence) == cases.FAILED for it in items):
         # What was tried and did not work is shown after what worked for the same problem.
-        worked = svc.read(query, top_k=5, tags=["case"], min_relevance=floor, keyword_only=not semantic, record=False,
-                          exclude_quarantined=True)
+        worked = svc.read(
+            query,
+            top_k=5,
+            tags=["case"],
+            min_relevance=floor,
+            keyword_only=not semantic,
+            record=False,
+            exclude_quarantined=True,
+        )
         best = next((it for it in worked.items if cases.case_standing(it.valence) == cases.WORKED), None)
         if best is not None and best.id not in {it.id for it in items}:
             items.insert(0, best)
         items.sort(key=lambda it: it.memory_type == "case" and cases.case_standing(it.valence) == cases.FAILED)
     if not items:
         return None
-    svc.session_recall(sid, memory_ids=[it.id for it in items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject")
+    svc.session_recall(
+        sid, memory_ids=[it.id for it in items], read_id=r.read_id, query_concepts=r.query_concepts, source="inject"
+    )
     header = f"mnemo memories for this prompt (memory_feedback read_id {r.read_id}):"
     return context("UserPromptSubmit", digest(header, [_line(it) for it in items], settings.inject_tokens))
 
@@ -164,7 +177,9 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
             return None
         signature = cases.error_signature(str(payload.get("error") or "")) if status == "fail" else None
         calls = events.tool_calls(payload) if settings.capture != "off" else []
-        svc.session_check(sid, status=status, command=kind, signature=signature, tool_use_id=payload.get("tool_use_id"), calls=calls)
+        svc.session_check(
+            sid, status=status, command=kind, signature=signature, tool_use_id=payload.get("tool_use_id"), calls=calls
+        )
         if status == "fail":
             return _recurrence(settings, svc, sid, signature)
     elif tool in events.EDIT_TOOLS and not failed:
@@ -196,8 +211,13 @@ def _other_failure(settings: Settings, svc, payload: dict[str, Any]) -> str | No
     signature = cases.error_signature(str(payload.get("error") or ""))
     if not signature or not svc.session_claim(sid, event="failure", tool_use_id=payload.get("tool_use_id")):
         return None
-    svc.session_failure(sid, command=" ".join(command.split())[:300], signature=signature, tool_use_id=payload.get("tool_use_id"),
-                        calls=events.tool_calls(payload))
+    svc.session_failure(
+        sid,
+        command=" ".join(command.split())[:300],
+        signature=signature,
+        tool_use_id=payload.get("tool_use_id"),
+        calls=events.tool_calls(payload),
+    )
     return _recurrence(settings, svc, sid, signature)
 
 
@@ -229,7 +249,9 @@ def on_stop(settings: Settings, svc, payload: dict[str, Any], semantic: bool) ->
     if answer.strip():
         svc.session_response(payload["session_id"], response=answer, semantic=semantic)
     if settings.capture != "off":
-        svc.session_stop(payload["session_id"], answer=answer, calls=events.tool_calls(payload), results=events.call_results(payload))
+        svc.session_stop(
+            payload["session_id"], answer=answer, calls=events.tool_calls(payload), results=events.call_results(payload)
+        )
 
 
 def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semantic: bool) -> str | None:

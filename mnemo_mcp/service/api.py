@@ -12,8 +12,8 @@ health <- browse; session log, learning, writing <- capture <- sessions."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from ..config import Settings
 from ..embedding import Embedder

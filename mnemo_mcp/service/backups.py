@@ -93,7 +93,10 @@ class Backups(Part):
             log.warning(
                 "automatic backup skipped: %s has %d MB free and a backup of %s needs about %d MB plus room to spare; "
                 "free some space or set MNEMO_BACKUP_DIR to another disk",
-                folder, free >> 20, db, size >> 20,
+                folder,
+                free >> 20,
+                db,
+                size >> 20,
             )
             return None
         target = backups.new_backup_path(folder, db, when)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..core import rules
@@ -26,7 +27,7 @@ GLOBAL_DOMAIN = "global"  # memories every project's reads include
 
 
 def iso(now: datetime) -> str:
-    return now.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return now.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def rnd(x: float | None, nd: int = 4) -> float | None:
@@ -56,7 +57,9 @@ class ServiceContext:
         clock: Callable[[], datetime] | None = None,
     ):
         self.settings = settings or Settings()
-        self.store: MemoryStore = Store(self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index)
+        self.store: MemoryStore = Store(
+            self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index
+        )
         try:
             self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
             # Name check now (cheap); the dimension is checked when the model has loaded.
@@ -65,7 +68,7 @@ class ServiceContext:
             self.store.close()
             raise
         fixed = self.settings.now
-        self.clock = clock or ((lambda: fixed) if fixed is not None else (lambda: datetime.now(timezone.utc)))
+        self.clock = clock or ((lambda: fixed) if fixed is not None else (lambda: datetime.now(UTC)))
         self.bound = False
         self._bind_lock = threading.Lock()
         self.weights = rules.QualityWeights(

@@ -214,7 +214,9 @@ class Browse(Part):
                     limit=limit,
                     offset=offset,
                 )
-            return BrowsePage(items=[_memory_row(r) for r in rows], total=total, offset=offset, limit=limit, scope=domains)
+            return BrowsePage(
+                items=[_memory_row(r) for r in rows], total=total, offset=offset, limit=limit, scope=domains
+            )
         result = self.reading.read(
             query,
             top_k=min(limit, self.settings.max_top_k),
@@ -236,7 +238,13 @@ class Browse(Part):
             and (not quarantined or rows[it.id]["quarantine"] is not None)
         ]
         return BrowsePage(
-            items=items, total=len(items), offset=0, limit=limit, query=query, query_concepts=result.query_concepts, scope=domains
+            items=items,
+            total=len(items),
+            offset=0,
+            limit=limit,
+            query=query,
+            query_concepts=result.query_concepts,
+            scope=domains,
         )
 
     def browse_facets(self) -> Facets:
@@ -282,7 +290,9 @@ class Browse(Part):
             ],
             feedback_total=total,
             cues=[LinkedConcept(**{**c, "value": rnd(c["value"])}) for c in cues],
-            associations=[ConceptLink(**{**a, "weight": rnd(a["weight"]), "valence": rnd(a["valence"])}) for a in links],
+            associations=[
+                ConceptLink(**{**a, "weight": rnd(a["weight"]), "valence": rnd(a["valence"])}) for a in links
+            ],
             superseded_by=ref(row["superseded_by"]) if row["superseded_by"] else None,
             supersedes=[ref(i) for i in report.supersedes],
         )
@@ -296,7 +306,10 @@ class Browse(Part):
             quality = self.store.quality_histogram()
             valence = self.store.valence_histogram()
             by_day = self.store.feedback_by_day(first.isoformat())
-            tier_type = [TierTypeCount(tier=t, memory_type=m, live=lv, archived=ar) for t, m, lv, ar in self.store.counts_by_tier_and_type()]
+            tier_type = [
+                TierTypeCount(tier=t, memory_type=m, live=lv, archived=ar)
+                for t, m, lv, ar in self.store.counts_by_tier_and_type()
+            ]
         activity = []
         for i in range((today - first).days + 1):
             day = (first + timedelta(days=i)).isoformat()

@@ -79,7 +79,10 @@ class Capture(Part):
             return
         with self.store.db.write():
             self.log.add(
-                sid, EDIT, iso(now or self.clock()), detail={"tool": tool, "file": file[:300], "tool_use_id": tool_use_id}
+                sid,
+                EDIT,
+                iso(now or self.clock()),
+                detail={"tool": tool, "file": file[:300], "tool_use_id": tool_use_id},
             )
 
     # --- the turn's pending case ------------------------------------------------------------
@@ -87,7 +90,8 @@ class Capture(Part):
     def session_failure(
         self,
         session_id: str,
-        *, command: str,
+        *,
+        command: str,
         signature: str,
         tool_use_id: str | None = None,
         calls: list[Call] | None = None,
@@ -103,9 +107,17 @@ class Capture(Part):
             return None
         events = self.log.events(sid)
         identity = cases.command_identity(command)
-        case = self.check_cases(sid, events, "fail", command, signature, calls or [], tool_use_id, now, identity=identity)
-        detail = {"status": "fail", "command": command, "identity": identity,
-                  "signature": signature, "tool_use_id": tool_use_id, "capture_only": True}
+        case = self.check_cases(
+            sid, events, "fail", command, signature, calls or [], tool_use_id, now, identity=identity
+        )
+        detail = {
+            "status": "fail",
+            "command": command,
+            "identity": identity,
+            "signature": signature,
+            "tool_use_id": tool_use_id,
+            "capture_only": True,
+        }
         with self.store.db.write():
             self.log.add(sid, CHECK, iso(now or self.clock()), detail=detail)
         return case
@@ -113,7 +125,8 @@ class Capture(Part):
     def session_stop(
         self,
         session_id: str,
-        *, answer: str,
+        *,
+        answer: str,
         calls: list[Call],
         results: dict[str, bool] | None = None,
         now: datetime | None = None,
@@ -148,7 +161,9 @@ class Capture(Part):
             if not (advice or files or commands):
                 return None
             failed = [e for e in turn if e["kind"] == CHECK and e["detail"].get("status") == "fail"]
-            signature = next((e["detail"].get("signature") for e in reversed(failed) if e["detail"].get("signature")), None)
+            signature = next(
+                (e["detail"].get("signature") for e in reversed(failed) if e["detail"].get("signature")), None
+            )
             detail = {
                 "ask": turns[-1]["detail"]["ask"],
                 "advice": _redacted(advice),
@@ -176,15 +191,26 @@ class Capture(Part):
             if not (d.get("capture_only") and d.get("status") == "fail" and d.get("tool_use_id")):
                 continue
             later = _calls_between(calls, d["tool_use_id"], None)
-            passed = next((c for c in later if c[1] == "Bash" and results.get(c[0])
-                           and cases.command_identity(c[2]) == identity), None)
+            passed = next(
+                (c for c in later if c[1] == "Bash" and results.get(c[0]) and cases.command_identity(c[2]) == identity),
+                None,
+            )
             if passed is None:
                 continue
             self.check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now, identity=identity)
             with self.store.db.write():
-                self.log.add(sid, CHECK, iso(now or self.clock()), detail={
-                    "status": "pass", "command": d["command"], "identity": identity,
-                    "tool_use_id": passed[0], "capture_only": True})
+                self.log.add(
+                    sid,
+                    CHECK,
+                    iso(now or self.clock()),
+                    detail={
+                        "status": "pass",
+                        "command": d["command"],
+                        "identity": identity,
+                        "tool_use_id": passed[0],
+                        "capture_only": True,
+                    },
+                )
             events = self.log.events(sid)
 
     def _turn_files(self, turn: list[dict[str, Any]], calls: list[Call]) -> list[str]:
@@ -201,7 +227,9 @@ class Capture(Part):
                 out.append(" ".join(what.split())[:300])
         return list(dict.fromkeys(out))
 
-    def _open_pending(self, events: list[dict[str, Any]], now: datetime, *, last_turn_only: bool) -> dict[str, Any] | None:
+    def _open_pending(
+        self, events: list[dict[str, Any]], now: datetime, *, last_turn_only: bool
+    ) -> dict[str, Any] | None:
         """The newest pending case still waiting for its outcome (not resolved, not expired)."""
         from .sessions import TURN
 
@@ -223,8 +251,17 @@ class Capture(Part):
         return None
 
     def resolve_pending(
-        self, sid: str, events: list[dict[str, Any]], label: str, value: float, via: str, now: datetime | None,
-        *, last_turn_only: bool, case_id: str | None = None, credited: set[str] | None = None,
+        self,
+        sid: str,
+        events: list[dict[str, Any]],
+        label: str,
+        value: float,
+        via: str,
+        now: datetime | None,
+        *,
+        last_turn_only: bool,
+        case_id: str | None = None,
+        credited: set[str] | None = None,
     ) -> str | None:
         """Give the open pending case this outcome: it becomes (or adds to) a case memory.
         `case_id`: the check that decided it also made that case, which already holds the
@@ -261,8 +298,13 @@ class Capture(Part):
                 now=when,
             )
         with self.store.db.write():
-            self.log.add(sid, CASE, iso(when), memory_ids=[mid] if mid else [],
-                                detail={"pending": pending["seq"], "outcome": label, "origin": via})
+            self.log.add(
+                sid,
+                CASE,
+                iso(when),
+                memory_ids=[mid] if mid else [],
+                detail={"pending": pending["seq"], "outcome": label, "origin": via},
+            )
         return mid
 
     def _advice_text(self, d: dict[str, Any]) -> str:
@@ -271,7 +313,9 @@ class Capture(Part):
             lines.append(f"Error: {d['signature']}")
         if d.get("advice"):
             lines.append(f"Advice: {d['advice']}")
-        changed = cases.describe_changes(d.get("files", []), [c for c in d.get("commands", []) if c not in (d.get("advice") or "")])
+        changed = cases.describe_changes(
+            d.get("files", []), [c for c in d.get("commands", []) if c not in (d.get("advice") or "")]
+        )
         if changed:
             lines.append(f"Done: {changed}")
         return "\n".join(lines)
@@ -279,8 +323,17 @@ class Capture(Part):
     # --- error -> fix cases from checks -----------------------------------------------------------
 
     def check_cases(
-        self, sid: str, events: list[dict[str, Any]], status: str, check: str, signature: str | None,
-        calls: list[Call], tool_use_id: str | None, now: datetime | None, *, identity: str | None = None,
+        self,
+        sid: str,
+        events: list[dict[str, Any]],
+        status: str,
+        check: str,
+        signature: str | None,
+        calls: list[Call],
+        tool_use_id: str | None,
+        now: datetime | None,
+        *,
+        identity: str | None = None,
     ) -> str | None:
         """A check's result closes the window opened by the last failure of the same check: a
         pass after changes makes a fix case, a failure after changes a failed attempt."""
@@ -291,7 +344,10 @@ class Capture(Part):
         identity = identity or cases.check_identity(check)
         failure = None
         for e in events:
-            if e["kind"] == CHECK and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity:
+            if (
+                e["kind"] == CHECK
+                and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity
+            ):
                 failure = e if e["detail"].get("status") == "fail" else None
         if failure is None:
             return None
@@ -321,14 +377,17 @@ class Capture(Part):
         else:
             kind, label, value = "attempt", cases.FAILED, self.settings.outcome_failed
             text = f"`{check}` failed with `{old_sig}`; tried {changed}; it still failed" + (
-                f" with `{signature}`." if signature and signature != old_sig else ".")
+                f" with `{signature}`." if signature and signature != old_sig else "."
+            )
         if ask:
             text += f"\nAsked: {' '.join(ask.split())[:ASK_CHARS]}"
         mid = self._case(
             sid,
             kind=kind,
             content=text,
-            key=cases.case_key(kind, failure["detail"].get("signature") or identity, cases.fingerprint(files, commands)),
+            key=cases.case_key(
+                kind, failure["detail"].get("signature") or identity, cases.fingerprint(files, commands)
+            ),
             meta={"signature": failure["detail"].get("signature"), "check": check, "ask": ask[:ASK_CHARS]},
             label=label,
             value=value,
@@ -338,15 +397,30 @@ class Capture(Part):
         )
         if mid:
             with self.store.db.write():
-                self.log.add(sid, CASE, iso(now or self.clock()), memory_ids=[mid],
-                                    detail={"origin": "check", "kind": kind, "outcome": label})
+                self.log.add(
+                    sid,
+                    CASE,
+                    iso(now or self.clock()),
+                    memory_ids=[mid],
+                    detail={"origin": "check", "kind": kind, "outcome": label},
+                )
         return mid
 
     # --- storing cases ------------------------------------------------------------------------
 
     def _case(
-        self, sid: str, *, kind: str, content: str, key: str, meta: dict[str, Any], label: str, value: float,
-        ask: str, via: str, now: datetime,
+        self,
+        sid: str,
+        *,
+        kind: str,
+        content: str,
+        key: str,
+        meta: dict[str, Any],
+        label: str,
+        value: float,
+        ask: str,
+        via: str,
+        now: datetime,
     ) -> str | None:
         """Store (or add to) the case memory under `key` and apply the outcome. -> its id."""
         s = self.settings
@@ -355,12 +429,30 @@ class Capture(Part):
             existing = self.store.case_by_key(key)
         if existing is not None:
             return self._credit_case(existing["id"], label, value, ask, via, now)
-        case = {"key": key, "kind": kind, "session": sid, "via": via, "worked": 0, "failed": 0, "partial": 0,
-                **{k: v for k, v in meta.items() if v}}
+        case = {
+            "key": key,
+            "kind": kind,
+            "session": sid,
+            "via": via,
+            "worked": 0,
+            "failed": 0,
+            "partial": 0,
+            **{k: v for k, v in meta.items() if v},
+        }
         result = self.writing.write_many(
-            [{"content": text, "tags": ["case", kind], "memory_type": "case", "metadata": {"case": case},
-              "source": "capture", "allow_duplicate": True, "_secrets": "redact", "_by": "capture",
-              "_origin": {"session": sid, "tool": "claude-code hooks", "via": via}}],
+            [
+                {
+                    "content": text,
+                    "tags": ["case", kind],
+                    "memory_type": "case",
+                    "metadata": {"case": case},
+                    "source": "capture",
+                    "allow_duplicate": True,
+                    "_secrets": "redact",
+                    "_by": "capture",
+                    "_origin": {"session": sid, "tool": "claude-code hooks", "via": via},
+                }
+            ],
             now=now,
         )[0]
         return self._credit_case(result.id, label, value, ask, via, now)
@@ -381,7 +473,9 @@ class Capture(Part):
                 meta["case"] = case
                 self.store.update(memory_id, metadata=meta, updated_at=iso(now))
             concepts = extract_concepts(ask)[:16] or None
-            self.learning.feedback([memory_id], outcome=value, query_concepts=concepts, source=f"capture:{via}", now=now)
+            self.learning.feedback(
+                [memory_id], outcome=value, query_concepts=concepts, source=f"capture:{via}", now=now
+            )
         except MnemoError:  # deleted meanwhile
             return None
         return memory_id

@@ -52,7 +52,9 @@ class Health(Part):
             problems = self.store.integrity_problems()
         if problems:
             # The other checks would read the damaged pages; nothing can be repaired in place.
-            check = HealthCheck(name="sqlite integrity_check", ok=False, found=len(problems), detail="; ".join(problems[:5]))
+            check = HealthCheck(
+                name="sqlite integrity_check", ok=False, found=len(problems), detail="; ".join(problems[:5])
+            )
             return DoctorReport(ok=False, memories=0, checks=[check], advice=DAMAGED_ADVICE)
         integrity = HealthCheck(name="sqlite integrity_check", ok=True)
         checks, repaired = [integrity, *self._checks()], []
@@ -69,7 +71,11 @@ class Health(Part):
             has_vectors = st.has_vector_table()
             total = st.memory_count()
             if has_vectors:
-                missing, orphans, drift = st.memories_without_vector(), st.vectors_without_memory(), st.vector_filters_out_of_step()
+                missing, orphans, drift = (
+                    st.memories_without_vector(),
+                    st.vectors_without_memory(),
+                    st.vector_filters_out_of_step(),
+                )
             else:  # no model bound yet: every memory lacks a vector
                 missing, orphans, drift = ([0] * total if total else []), [], []
             checks = [

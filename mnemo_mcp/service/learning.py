@@ -102,7 +102,9 @@ class Learning(Part):
             if use_alignment:
                 tensions, losers = self._tensions(rows, alignments)
                 credit = {
-                    mid: s.align_min_credit if mid in losers else alignment.credit_weight(alignments.get(mid, 0.0), s.align_min_credit)
+                    mid: s.align_min_credit
+                    if mid in losers
+                    else alignment.credit_weight(alignments.get(mid, 0.0), s.align_min_credit)
                     for mid in rows
                 }
             for mid, row in rows.items():
@@ -142,7 +144,8 @@ class Learning(Part):
             read = self.store.get_read(read_id.strip())
             if read is None:
                 raise InvalidInput(
-                    f"no read has read_id {read_id[:40]!r} (only the last {self.settings.read_log_limit} reads are kept); "
+                    f"no read has read_id {read_id[:40]!r} (only the last {self.settings.read_log_limit} reads are "
+                    "kept); "
                     "pass query_concepts instead, or omit read_id"
                 )
             if concepts is None:
@@ -207,7 +210,9 @@ class Learning(Part):
             if mid not in vectors:
                 out[mid] = lexical[mid]
                 continue
-            sem = alignment.semantic_alignment([alignment.cosine(vectors[mid], sv) for sv in sent_vecs], s.sem_floor, 1.0)
+            sem = alignment.semantic_alignment(
+                [alignment.cosine(vectors[mid], sv) for sv in sent_vecs], s.sem_floor, 1.0
+            )
             out[mid] = 0.5 * sem + 0.5 * lexical[mid]
         return out
 
@@ -230,7 +235,9 @@ class Learning(Part):
         vectors = self._memory_vectors(rows)
         similarity = {
             (a, b): alignment.cosine(vectors[a], vectors[b])
-            for i, a in enumerate(ids) for b in ids[i + 1 :] if a in vectors and b in vectors
+            for i, a in enumerate(ids)
+            for b in ids[i + 1 :]
+            if a in vectors and b in vectors
         }
         pairs, losers = [], set()
         for a, b, why in alignment.tension_pairs(ids, similarity, superseded, s.tension_similarity):
@@ -283,11 +290,17 @@ class Learning(Part):
             old = self.store.get_cue(memory_id, concept)
             value, count = old if old else (0.0, 0)
             self.store.put_cue(
-                memory_id, concept, rules.link_update(value, count, outcome, self.settings.context_rate), count + 1, stamp
+                memory_id,
+                concept,
+                rules.link_update(value, count, outcome, self.settings.context_rate),
+                count + 1,
+                stamp,
             )
         return len(concepts)
 
-    def _hebbian(self, query_concepts: list[str], memory_concepts: list[str], outcome: float, stamp: str) -> tuple[int, int]:
+    def _hebbian(
+        self, query_concepts: list[str], memory_concepts: list[str], outcome: float, stamp: str
+    ) -> tuple[int, int]:
         """Co-activation in a useful recall strengthens concept links, in a misleading one weakens
         them; their valence follows the outcome either way. -> (strengthened, weakened)."""
         rate = self.settings.association_rate
@@ -305,7 +318,9 @@ class Learning(Part):
 
     # --- ratings and quality -----------------------------------------------------------
 
-    def rate(self, memory_id: str, *, rating: int, reason: str | None = None, now: datetime | None = None) -> RateResult:
+    def rate(
+        self, memory_id: str, *, rating: int, reason: str | None = None, now: datetime | None = None
+    ) -> RateResult:
         ref = validate.memory_ref(memory_id)
         value = validate.rating(rating)
         if reason is not None:
@@ -322,7 +337,7 @@ class Learning(Part):
             meta["rating_count"] = int(meta.get("rating_count", 0)) + 1
             history = list(meta.get("rating_history", []))
             history.append({"rating": value, "reason": reason, "at": stamp})
-            meta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT:]
+            meta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT :]
             quality = self._refresh_quality(row)
             self.store.update(mid, metadata=meta, quality=quality, updated_at=stamp)
         return RateResult(id=mid, user_rating=value, quality_score=rnd(quality), rating_count=meta["rating_count"])

@@ -57,7 +57,9 @@ class Lifecycle(Part):
         tokens = {w: self.store.tokenize(w) for w in words}
         total, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
         indexed = sorted(
-            (min(counts[t] for t in ts), i, w) for i, (w, ts) in enumerate(tokens.items()) if ts and all(counts[t] for t in ts)
+            (min(counts[t] for t in ts), i, w)
+            for i, (w, ts) in enumerate(tokens.items())
+            if ts and all(counts[t] for t in ts)
         )
         # Common words cost the full-text query most (every match is scored) and tell least:
         # a near-duplicate shares the rare ones. Keep the common ones only if nothing is rare.
@@ -97,7 +99,9 @@ class Lifecycle(Part):
             changed = not row["archived"]
             if changed:
                 self.store.update(mid, archived=True, archived_at=stamp, archive_reason=why)
-        return LifecycleResult(id=mid, archived=True, tier=row["tier"], content_preview=preview(row["content"]), changed=changed)
+        return LifecycleResult(
+            id=mid, archived=True, tier=row["tier"], content_preview=preview(row["content"]), changed=changed
+        )
 
     def restore(self, memory_id: str, *, now: datetime | None = None) -> LifecycleResult:
         """Bring an archived memory back into reads, with everything it learned. Its retention
@@ -120,7 +124,9 @@ class Lifecycle(Part):
                     metadata=meta,
                     updated_at=stamp,
                 )
-        return LifecycleResult(id=mid, archived=False, tier=row["tier"], content_preview=preview(row["content"]), changed=changed)
+        return LifecycleResult(
+            id=mid, archived=False, tier=row["tier"], content_preview=preview(row["content"]), changed=changed
+        )
 
     # --- consolidation -------------------------------------------------------------------
 
@@ -136,7 +142,10 @@ class Lifecycle(Part):
             top = self.store.max_rowid()
         if top == 0:
             return None
-        if last is None or _days(as_of, _parse(last["finished_at"] or last["as_of"])) * 24 >= s.consolidate_interval_hours:
+        if (
+            last is None
+            or _days(as_of, _parse(last["finished_at"] or last["as_of"])) * 24 >= s.consolidate_interval_hours
+        ):
             return "interval"
         if s.consolidate_every_writes and top - watermark >= s.consolidate_every_writes:
             return "writes"
@@ -160,7 +169,9 @@ class Lifecycle(Part):
             with self.store.db.write():
                 self.store.set_meta("consolidation_claim", "")
 
-    def consolidate(self, *, dry_run: bool = False, now: datetime | None = None, trigger: str = "manual") -> ConsolidationReport:
+    def consolidate(
+        self, *, dry_run: bool = False, now: datetime | None = None, trigger: str = "manual"
+    ) -> ConsolidationReport:
         """One pass over the store as of `now`: refresh the consolidation part of quality, move
         tiers, archive what outlived its retention window, merge near-duplicates, decay links.
         With dry_run nothing is written and the report is the same."""
@@ -214,14 +225,25 @@ class Lifecycle(Part):
         if not dry_run:
             with self.store.db.write():
                 self.store.set_meta("consolidated_rowid", str(max(top, merged)))
-                self.store.record_consolidation(stamp, started, iso(self.clock()), trigger, {"counts": counts, "examined": examined})
+                self.store.record_consolidation(
+                    stamp, started, iso(self.clock()), trigger, {"counts": counts, "examined": examined}
+                )
         return result
 
     def _consolidate_one(
-        self, row: dict[str, Any], as_of: datetime, stamp: str, useful: dict[str, float], positive_events: int, dry_run: bool, note
+        self,
+        row: dict[str, Any],
+        as_of: datetime,
+        stamp: str,
+        useful: dict[str, float],
+        positive_events: int,
+        dry_run: bool,
+        note,
     ) -> None:
         s = self.settings
-        last_use = max(d for d in (_parse(row["created_at"]), _parse(row["last_accessed_at"]), _parse(row["updated_at"])) if d)
+        last_use = max(
+            d for d in (_parse(row["created_at"]), _parse(row["last_accessed_at"]), _parse(row["updated_at"])) if d
+        )
         idle = _days(as_of, last_use)
         meta = row["metadata"]
         old_quality = row["quality"]
@@ -250,7 +272,10 @@ class Lifecycle(Part):
         short = preview(row["content"], 60)
         if why is not None:
             up = lifecycle.tier_rank(tier) > lifecycle.tier_rank(row["tier"])
-            note("promoted" if up else "demoted", LifecycleChange(id=row["id"], preview=short, reason=f"{row['tier']} -> {tier}: {why}", tier=tier))
+            note(
+                "promoted" if up else "demoted",
+                LifecycleChange(id=row["id"], preview=short, reason=f"{row['tier']} -> {tier}: {why}", tier=tier),
+            )
             fields["tier"] = tier
         # A pattern demoted in this run is not archived in the same run: it was a pattern when
         # the run began, and patterns are never archived automatically.
@@ -316,9 +341,14 @@ class Lifecycle(Part):
                         if other is None or other["metadata"].get("duplicate_allowed"):
                             continue
                         # One memory said twice merges; an update (a fact changed) never does.
-                        verdict = dedup.compare(row["content"], other["content"], sim,
-                                                words_alike=s.duplicate_words, meaning_alike=s.duplicate_similarity,
-                synonyms_alike=s.duplicate_synonyms)
+                        verdict = dedup.compare(
+                            row["content"],
+                            other["content"],
+                            sim,
+                            words_alike=s.duplicate_words,
+                            meaning_alike=s.duplicate_similarity,
+                            synonyms_alike=s.duplicate_synonyms,
+                        )
                         if verdict.kind != dedup.DUPLICATE:
                             continue
                         keeper, loser = self._merge_roles(row, other)
@@ -357,10 +387,12 @@ class Lifecycle(Part):
         tags = (keeper["tags"] + [t for t in loser["tags"] if t not in keeper["tags"]])[: self.settings.max_tags]
         kmeta["rating_sum"] = float(kmeta.get("rating_sum", 0.0)) + float(lmeta.get("rating_sum", 0.0))
         kmeta["rating_count"] = int(kmeta.get("rating_count", 0)) + int(lmeta.get("rating_count", 0))
-        history = sorted(kmeta.get("rating_history", []) + lmeta.get("rating_history", []), key=lambda h: h.get("at", ""))
+        history = sorted(
+            kmeta.get("rating_history", []) + lmeta.get("rating_history", []), key=lambda h: h.get("at", "")
+        )
         if history:
-            kmeta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT:]
-        kmeta["merged_from"] = (kmeta.get("merged_from", []) + [loser["id"]])[-lifecycle.MERGED_FROM_LIMIT:]
+            kmeta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT :]
+        kmeta["merged_from"] = (kmeta.get("merged_from", []) + [loser["id"]])[-lifecycle.MERGED_FROM_LIMIT :]
         for key in ("access_count", "retrieval_count", "reciprocal_rank_sum"):
             keeper[key] += loser[key]
         quality = self._refresh_quality(keeper)
@@ -382,4 +414,3 @@ class Lifecycle(Part):
             archived_at=stamp,
             archive_reason=f"merged into {keeper['id'][:12]} (near-duplicate, similarity {sim:.3f})",
         )
-

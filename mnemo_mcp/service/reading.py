@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import validate
 from ..core import rules
+from ..core.secrets import masked
 from ..core.text import extract_concepts, fts_match_expression, query_words
 from ..errors import DiskFull
-from ..core.secrets import masked
 from ..models import MemoryItem, ReadResult
 from .base import Part, iso, rnd
 
@@ -42,7 +43,8 @@ class Reading(Part):
     def read(
         self,
         query: str,
-        *, top_k: int = 5,
+        *,
+        top_k: int = 5,
         tags: list[str] | None = None,
         domain: str | None = None,
         min_relevance: float | None = None,
@@ -63,12 +65,24 @@ class Reading(Part):
         domains = self._read_scope(validate.domain(domain))
         floor = None if min_relevance is None else validate.unit_number(min_relevance, "min_relevance", 0.0, 1.0)
         validate.flag(include_archived, "include_archived")
-        expand = s.expand_associations if expand_associations is None else validate.flag(expand_associations, "expand_associations")
+        expand = (
+            s.expand_associations
+            if expand_associations is None
+            else validate.flag(expand_associations, "expand_associations")
+        )
         q_concepts = extract_concepts(query)
         # The query is embedded on another thread while this one runs the keyword pass.
         vector = None if keyword_only else self._embed_query_soon(query)
         ranked, expanded = self._rank(
-            query, vector, q_concepts, k, tag_filter, domains, include_archived, expand, exclude_quarantined=exclude_quarantined
+            query,
+            vector,
+            q_concepts,
+            k,
+            tag_filter,
+            domains,
+            include_archived,
+            expand,
+            exclude_quarantined=exclude_quarantined,
         )
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
@@ -79,10 +93,14 @@ class Reading(Part):
         if record:
             try:
                 items = self._record_read(read_id, query, q_concepts, domains, ranked, iso(now or self.clock()))
-                return ReadResult(read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion)
+                return ReadResult(
+                    read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion
+                )
             except DiskFull:
                 # A full disk must not make the memory unreadable: answer without the bookkeeping.
-                log.warning("disk full: a read was answered without recording it (read log and usage statistics not updated)")
+                log.warning(
+                    "disk full: a read was answered without recording it (read log and usage statistics not updated)"
+                )
         with self.store.db.read():
             rows = self.store.by_rowids([r[0] for r in ranked])
             items = [self._item(rows[r[0]], r) for r in ranked if r[0] in rows]
@@ -244,7 +262,9 @@ class Reading(Part):
         with self.store.db.read():
             expanded = []
             if expand:
-                expanded = [(b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)]
+                expanded = [
+                    (b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)
+                ]
             cands, idf_total, rows = self._candidates(query, vector, pool, tags, domains, archived, expanded)
             cue_map = self.store.cue_values([r[0] for r in rows.values()], q_concepts) if s.boost_enabled else {}
             concept_weights = self._concept_weights(q_concepts) if cue_map else {}
@@ -283,7 +303,4 @@ class Reading(Part):
         """Each concept's specificity: the IDF of its rarest token in the full-text index."""
         tokens = {c: self.store.tokenize(c) for c in concepts}
         total, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
-        return {
-            c: max((rules.concept_weight(total, counts[t]) for t in ts), default=0.0) for c, ts in tokens.items()
-        }
-
+        return {c: max((rules.concept_weight(total, counts[t]) for t in ts), default=0.0) for c, ts in tokens.items()}

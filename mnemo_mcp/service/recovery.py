@@ -7,14 +7,15 @@ them ever writes to the damaged file; a restore keeps the file it replaces under
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..config import Settings
 from ..embedding import Embedder
 from ..errors import DiskFull, ForeignDatabase, InvalidInput, MnemoError, StoreDamaged
 from ..models import BackupInfo, FileDiagnosis, RestoreResult, SalvageReport
-from ..storage import backups, salvage as salvage_sql
+from ..storage import backups
+from ..storage import salvage as salvage_sql
 from ..storage.store import Store
 from .base import iso
 
@@ -24,7 +25,7 @@ STAMP = "%Y%m%dT%H%M%SZ"
 
 
 def _stamp(now: datetime | None) -> str:
-    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime(STAMP)
+    return (now or datetime.now(UTC)).astimezone(UTC).strftime(STAMP)
 
 
 def backup_infos(settings: Settings) -> list[BackupInfo]:
@@ -44,22 +45,41 @@ def diagnose(settings: Settings, error: MnemoError) -> FileDiagnosis:
     found = backup_infos(settings)
     latest = found[0] if found else None
     if not db.exists():
-        return FileDiagnosis(path=str(db), exists=False, problem="unavailable", detail=str(error), latest_backup=latest,
-                             advice=[str(error)])
-    report = FileDiagnosis(path=str(db), exists=True, bytes=db.stat().st_size, problem="unavailable", detail=str(error),
-                           latest_backup=latest)
+        return FileDiagnosis(
+            path=str(db),
+            exists=False,
+            problem="unavailable",
+            detail=str(error),
+            latest_backup=latest,
+            advice=[str(error)],
+        )
+    report = FileDiagnosis(
+        path=str(db),
+        exists=True,
+        bytes=db.stat().st_size,
+        problem="unavailable",
+        detail=str(error),
+        latest_backup=latest,
+    )
     if isinstance(error, StoreDamaged):
         report.problem = "damaged"
         report.integrity, report.memories_listed = salvage_sql.inspect_file(db)
         report.advice = [
-            "`mnemo-mcp doctor --salvage` copies every memory that still reads into a new file; this file is left as it is",
-            (f"`mnemo-mcp restore-backup` puts back the latest automatic backup ({latest.path}, taken {latest.taken_at})"
-             if latest else f"no automatic backup of this database exists in {settings.backup_folder}"),
+            "`mnemo-mcp doctor --salvage` copies every memory that still reads into a new file; this file is left as "
+            "it is",
+            (
+                f"`mnemo-mcp restore-backup` puts back the latest automatic backup ({latest.path}, taken "
+                f"{latest.taken_at})"
+                if latest
+                else f"no automatic backup of this database exists in {settings.backup_folder}"
+            ),
             "or point MNEMO_DB at another file to start afresh",
         ]
     elif isinstance(error, ForeignDatabase):
         report.problem = "foreign"
-        report.advice = ["this file belongs to another program and was not changed: point MNEMO_DB (or --db) at another path"]
+        report.advice = [
+            "this file belongs to another program and was not changed: point MNEMO_DB (or --db) at another path"
+        ]
     elif isinstance(error, DiskFull):
         report.problem = "disk_full"
         report.advice = ["free some disk space: mnemo-mcp works again as soon as there is room, nothing was lost"]
@@ -69,7 +89,11 @@ def diagnose(settings: Settings, error: MnemoError) -> FileDiagnosis:
 
 
 def salvage(
-    settings: Settings, output: str | Path | None = None, embedder: Embedder | None = None, *, now: datetime | None = None
+    settings: Settings,
+    output: str | Path | None = None,
+    embedder: Embedder | None = None,
+    *,
+    now: datetime | None = None,
 ) -> SalvageReport:
     """Copy every memory (and its learned state) that still reads out of the configured
     database into a new mnemo database; the original is never opened for writing."""
@@ -84,7 +108,9 @@ def salvage(
     out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     found = salvage_sql.salvage_file(db)
     if not found.memories:
-        found.notes.append("no memory could be read, so no new file was written; restore a backup (`mnemo-mcp restore-backup --list`)")
+        found.notes.append(
+            "no memory could be read, so no new file was written; restore a backup (`mnemo-mcp restore-backup --list`)"
+        )
     vectors = salvage_sql.write_salvaged(out, found, settings.busy_timeout_ms) if found.memories else 0
     report = SalvageReport(
         source=str(db),
@@ -103,7 +129,9 @@ def salvage(
     if missing:
         report.vectors_reembedded = _reembed(settings, out, embedder, missing, report.notes)
     if found.listed is not None and found.listed > len(found.memories):
-        report.notes.append(f"{found.listed - len(found.memories)} of the {found.listed} memories the file counts could not be read")
+        report.notes.append(
+            f"{found.listed - len(found.memories)} of the {found.listed} memories the file counts could not be read"
+        )
     return report
 
 
@@ -124,7 +152,10 @@ def _reembed(settings: Settings, out: Path, embedder: Embedder | None, missing: 
     finally:
         svc.close()
     if not report.ok:
-        notes.append(f"`mnemo-mcp --db {out} doctor` still reports problems: " + ", ".join(c.name for c in report.checks if not c.ok))
+        notes.append(
+            f"`mnemo-mcp --db {out} doctor` still reports problems: "
+            + ", ".join(c.name for c in report.checks if not c.ok)
+        )
     return missing
 
 
@@ -153,5 +184,6 @@ def restore_backup(settings: Settings, path: str | Path | None = None, *, now: d
     finally:
         store.close()
     log.info("restored %s from %s; the previous file is kept at %s", db, candidate, kept)
-    return RestoreResult(restored_from=str(candidate), database=str(db), memories=memories,
-                         previous_kept_at=str(kept) if kept else None)
+    return RestoreResult(
+        restored_from=str(candidate), database=str(db), memories=memories, previous_kept_at=str(kept) if kept else None
+    )

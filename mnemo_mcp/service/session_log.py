@@ -21,7 +21,13 @@ class SessionLog(Part):
     def add(self, session_id: str, kind: str, stamp: str, **fields: Any) -> int:
         """Append one event (inside the caller's write transaction); the oldest beyond the cap go."""
         return self.store.add_session_event(
-            {"session_id": session_id, "kind": kind, "created_at": stamp, "read_id": fields.pop("read_id", None), **fields},
+            {
+                "session_id": session_id,
+                "kind": kind,
+                "created_at": stamp,
+                "read_id": fields.pop("read_id", None),
+                **fields,
+            },
             keep=SESSION_EVENTS_KEPT,
         )
 

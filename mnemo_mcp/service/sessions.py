@@ -29,8 +29,6 @@ FRESH_CONTEXT = ("startup", "clear", "compact")
 ASK_CHARS = 1000
 
 
-
-
 def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     for i in range(len(events) - 1, -1, -1):
         if events[i]["kind"] == kind:
@@ -59,7 +57,9 @@ class Sessions(Part):
         super().__init__(ctx)
         self.log, self.learning, self.capture = log, learning, capture
 
-    def session_claim(self, session_id: str, *, event: str, tool_use_id: str | None, now: datetime | None = None) -> bool:
+    def session_claim(
+        self, session_id: str, *, event: str, tool_use_id: str | None, now: datetime | None = None
+    ) -> bool:
         """First come for this tool call's event? Claude Code runs a hook once per `if` filter
         that matches (`pytest && mypy` twice), in parallel: only the first counts it."""
         sid = session_id_of(session_id)
@@ -67,7 +67,9 @@ class Sessions(Part):
             return True
         with self.store.db.write():
             if any(
-                e["kind"] == CLAIM and e["detail"].get("tool_use_id") == tool_use_id and e["detail"].get("event") == event
+                e["kind"] == CLAIM
+                and e["detail"].get("tool_use_id") == tool_use_id
+                and e["detail"].get("event") == event
                 for e in self.store.session_events(sid)
             ):
                 return False
@@ -77,7 +79,8 @@ class Sessions(Part):
     def session_recall(
         self,
         session_id: str,
-        *, memory_ids: list[str],
+        *,
+        memory_ids: list[str],
         relevance: dict[str, float] | None = None,
         read_id: str | None = None,
         query_concepts: list[str] | None = None,
@@ -127,13 +130,23 @@ class Sessions(Part):
             }[reaction.label]
             credit = self._react(sid, events, reaction.label, outcome, reaction.cue, now)
             self.capture.resolve_pending(
-                sid, events, reaction.label, outcome, "reaction", now, last_turn_only=True, credited=set(credit.memory_ids)
+                sid,
+                events,
+                reaction.label,
+                outcome,
+                "reaction",
+                now,
+                last_turn_only=True,
+                credited=set(credit.memory_ids),
             )
             turns = [e for e in events if e["kind"] == TURN]
             if reaction.label != reactions.WORKED and turns and turns[-1]["detail"].get("ask"):
                 # "still failing": the problem goes on, and so do its ask and its error
-                failed = [e["detail"].get("signature") for e in _since_last(events, TURN)
-                          if e["kind"] == CHECK and e["detail"].get("status") == "fail" and e["detail"].get("signature")]
+                failed = [
+                    e["detail"].get("signature")
+                    for e in _since_last(events, TURN)
+                    if e["kind"] == CHECK and e["detail"].get("status") == "fail" and e["detail"].get("signature")
+                ]
                 ask = turns[-1]["detail"]["ask"]
                 signature = turns[-1]["detail"].get("signature") or (failed[-1] if failed else None)
         self.session_turn(sid, prompt_id=prompt_id, ask=ask, signature=signature, now=now)
@@ -199,7 +212,9 @@ class Sessions(Part):
             group = {m: aligned[m] for m in e["memory_ids"] if m in aligned}
             concepts = e["detail"].get("query_concepts") or None
             if group and concepts:
-                self.learning.feedback_aligned(list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now)
+                self.learning.feedback_aligned(
+                    list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now
+                )
         with self.store.db.write():
             self.log.add(sid, ALIGN, iso(now or self.clock()), memory_ids=list(aligned), detail={"alignment": aligned})
         return aligned
@@ -207,7 +222,8 @@ class Sessions(Part):
     def session_check(
         self,
         session_id: str,
-        *, status: str,
+        *,
+        status: str,
         command: str,
         signature: str | None = None,
         tool_use_id: str | None = None,
@@ -228,9 +244,16 @@ class Sessions(Part):
         credit: SessionCredit | None = None
         if status == "fail":
             turn = _since_last(events, TURN) if started_seq is None else _turn_of(events, started_seq)
-            already = {m for e in turn if e["kind"] == OUTCOME and e["detail"].get("source") == "check" for m in e["memory_ids"]}
+            already = {
+                m
+                for e in turn
+                if e["kind"] == OUTCOME and e["detail"].get("source") == "check"
+                for m in e["memory_ids"]
+            }
             recalls = [e for e in turn if e["kind"] == RECALL]
-            credit = self._credit(sid, recalls, s.check_fail_outcome, "check failed", "check", command, now, skip=already)
+            credit = self._credit(
+                sid, recalls, s.check_fail_outcome, "check failed", "check", command, now, skip=already
+            )
         else:
             open_failure = None
             for e in events:
@@ -238,7 +261,9 @@ class Sessions(Part):
                     open_failure = e["seq"] if e["detail"].get("status") == "fail" else None
             if open_failure is not None:
                 recalls = [e for e in events if e["kind"] == RECALL and e["seq"] > open_failure]
-                credit = self._credit(sid, recalls, s.check_pass_outcome, "check passed after a failure", "check", command, now)
+                credit = self._credit(
+                    sid, recalls, s.check_pass_outcome, "check passed after a failure", "check", command, now
+                )
         case = self.capture.check_cases(sid, events, status, command, signature, calls or [], tool_use_id, now)
         label, value = ("worked", s.outcome_worked) if status == "pass" else ("failed", s.outcome_failed)
         self.capture.resolve_pending(sid, events, label, value, "check", now, last_turn_only=False, case_id=case)
@@ -254,7 +279,13 @@ class Sessions(Part):
         return credit
 
     def session_background(
-        self, session_id: str, *, command: str, task_id: str | None, tool_use_id: str | None, now: datetime | None = None
+        self,
+        session_id: str,
+        *,
+        command: str,
+        task_id: str | None,
+        tool_use_id: str | None,
+        now: datetime | None = None,
     ) -> None:
         """A check went to the background: no result yet (its PostToolUse came at once, with
         empty output); the task notification will tell."""
@@ -287,7 +318,10 @@ class Sessions(Part):
                 e
                 for e in reversed(events)
                 if e["kind"] == BACKGROUND
-                and ((task_id and e["detail"].get("task_id") == task_id) or (tool_use_id and e["detail"].get("tool_use_id") == tool_use_id))
+                and (
+                    (task_id and e["detail"].get("task_id") == task_id)
+                    or (tool_use_id and e["detail"].get("tool_use_id") == tool_use_id)
+                )
             ),
             None,
         )
@@ -296,11 +330,18 @@ class Sessions(Part):
         if any(e["kind"] == CHECK and e["detail"].get("background") == started["seq"] for e in events):
             return None  # this task's result was taken already
         return self.session_check(
-            sid, status=outcome, command=started["detail"]["command"], signature=signature,
-            tool_use_id=started["detail"].get("tool_use_id"), started_seq=started["seq"], now=now,
+            sid,
+            status=outcome,
+            command=started["detail"]["command"],
+            signature=signature,
+            tool_use_id=started["detail"].get("tool_use_id"),
+            started_seq=started["seq"],
+            now=now,
         )
 
-    def session_start(self, session_id: str, *, source: str | None, limit: int, now: datetime | None = None) -> list[dict] | None:
+    def session_start(
+        self, session_id: str, *, source: str | None, limit: int, now: datetime | None = None
+    ) -> list[dict] | None:
         """What a session should start with: the most useful memories in scope (possibly none),
         or None when its context still holds the digest given earlier (a resumed session)."""
         sid = session_id_of(session_id)
@@ -308,9 +349,11 @@ class Sessions(Part):
         if not fresh and any(e["kind"] == DIGEST for e in self.log.events(sid)):
             return None
         with self.store.db.read():
-            top = self.store.top_memories(
-                self._read_scope(None), limit, valence_weight=lifecycle.DIGEST_VALENCE_WEIGHT
-            ) if limit > 0 else []
+            top = (
+                self.store.top_memories(self._read_scope(None), limit, valence_weight=lifecycle.DIGEST_VALENCE_WEIGHT)
+                if limit > 0
+                else []
+            )
         useful = [m for m in top if lifecycle.worth_a_digest(m["tier"], m["quality"], m["valence"])]
         with self.store.db.write():
             self.log.add(

@@ -4,7 +4,8 @@ model, or be kept as a readable copy."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .. import validate
 from ..core.text import content_id, extract_concepts, normalize_content
@@ -12,7 +13,6 @@ from ..errors import InvalidInput
 from ..models import ImportResult
 from .base import Part
 from .trust import quarantine_for
-
 
 EXPORT_FORMAT = "mnemo-export"
 EXPORT_VERSION = 1
@@ -26,7 +26,12 @@ def export_records(svc: Part) -> Iterator[dict[str, Any]]:
         events = svc.store.feedback_events()
         assoc = svc.store.associations()
         cues = svc.store.cues()
-    yield {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "embedding_model": bound[0] if bound else None}
+    yield {
+        "type": "header",
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "embedding_model": bound[0] if bound else None,
+    }
     for m in memories:
         m = dict(m)
         m.pop("rowid")
@@ -39,6 +44,7 @@ def export_records(svc: Part) -> Iterator[dict[str, Any]]:
         yield {"type": "association", **a}
     for c in cues:
         yield {"type": "cue", **c}
+
 
 def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
     """Load an export. Memories already present (same id) are kept as they are."""
@@ -81,11 +87,26 @@ def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64
         flush()  # links and events refer to memories: store those first
         with svc.store.db.write():
             if kind == "feedback_event":
-                svc.store.add_feedback_event({k: rec.get(k) for k in (
-                    "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")})
+                svc.store.add_feedback_event(
+                    {
+                        k: rec.get(k)
+                        for k in (
+                            "memory_id",
+                            "read_id",
+                            "outcome",
+                            "rate",
+                            "valence_before",
+                            "valence_after",
+                            "source",
+                            "created_at",
+                        )
+                    }
+                )
                 n_events += 1
             elif kind == "association":
-                svc.store.put_association(rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"])
+                svc.store.put_association(
+                    rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"]
+                )
                 n_assoc += 1
             elif kind == "cue":
                 svc.store.put_cue(rec["memory_id"], rec["concept"], rec["value"], rec["count"], rec["updated_at"])
@@ -94,8 +115,13 @@ def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64
                 raise InvalidInput(f"record {lineno}: unknown type {kind!r}")
     flush()
     return ImportResult(
-        memories_added=added, memories_skipped=skipped, feedback_events=n_events, associations=n_assoc, context_links=n_cues
+        memories_added=added,
+        memories_skipped=skipped,
+        feedback_events=n_events,
+        associations=n_assoc,
+        context_links=n_cues,
     )
+
 
 def _import_memory(svc: Part, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
     s = svc.settings

@@ -52,6 +52,9 @@ class Trust(Part):
         with self.store.db.write():
             rows = self.store.without_provenance(limit)
             for row in rows:
-                self.store.update(row["id"], provenance={"by": "unknown", "assessed_at": stamp},
-                                  quarantine=quarantine_for(row["content"], stamp))
+                self.store.update(
+                    row["id"],
+                    provenance={"by": "unknown", "assessed_at": stamp},
+                    quarantine=quarantine_for(row["content"], stamp),
+                )
         return len(rows)

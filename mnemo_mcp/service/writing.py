@@ -3,8 +3,9 @@ updates, linked by co-occurring concepts), the same content written again, super
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from .. import validate
 from ..core import dedup, lifecycle, rules
@@ -28,7 +29,8 @@ class Writing(Part):
     def write(
         self,
         content: str,
-        *, tags: list[str] | None = None,
+        *,
+        tags: list[str] | None = None,
         memory_type: str = "note",
         metadata: dict[str, Any] | None = None,
         domain: str | None = None,
@@ -61,7 +63,9 @@ class Writing(Part):
         with self.store.db.read():
             present = {r["id"] for r in rows if self.store.get(r["id"]) is not None}
         fresh = list({r["id"]: r for r in rows if r["id"] not in present}.values())
-        vectors = dict(zip((r["id"] for r in fresh), self.embed_passages([r["content"] for r in fresh]))) if fresh else {}
+        vectors = (
+            dict(zip((r["id"] for r in fresh), self.embed_passages([r["content"] for r in fresh]))) if fresh else {}
+        )
         results: list[WriteResult] = []
         with self.store.db.write():
             for i, row in enumerate(rows):
@@ -82,7 +86,9 @@ class Writing(Part):
                         continue
                     self.store.insert(row, vector)
                     self._link_cooccurring(row["concepts"], stamp)
-                    result = WriteResult(id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"], similar=found)
+                    result = WriteResult(
+                        id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"], similar=found
+                    )
                 if replaced:
                     self.lifecycle.supersede(replaced, result.id, stamp)
                     result.superseded = replaced
@@ -120,7 +126,11 @@ class Writing(Part):
                 "updated_at": stamp,
                 "tier": lifecycle.WORKING,
                 "source": validate.source(item.get("source", "write")),
-                "provenance": {"by": validate.source(item.get("_by") or "api"), "at": stamp, **(item.get("_origin") or {})},
+                "provenance": {
+                    "by": validate.source(item.get("_by") or "api"),
+                    "at": stamp,
+                    **(item.get("_origin") or {}),
+                },
                 "quarantine": trust.quarantine_for(text, stamp),
                 "_supersedes": validate.supersedes(item.get("supersedes")),
                 "_allow_duplicate": allow_duplicate,
@@ -142,7 +152,9 @@ class Writing(Part):
             raise InvalidInput("a memory cannot supersede itself: the new content is identical to the one it replaces")
         return found
 
-    def _near_duplicate(self, row: dict[str, Any], vector: Any, replaced: list[str]) -> WriteResult | list[SimilarMemory] | None:
+    def _near_duplicate(
+        self, row: dict[str, Any], vector: Any, replaced: list[str]
+    ) -> WriteResult | list[SimilarMemory] | None:
         """The stored memory this write repeats (a WriteResult not storing it), or the stored
         memories it updates (a changed number, version, path or name: it is stored, and they are
         reported), or None."""
@@ -150,13 +162,19 @@ class Writing(Part):
         if not s.dedup:
             return None
         updates: list[SimilarMemory] = []
-        for mid, sim in self.lifecycle.similar_live(row["content"], vector, row["domain"], exclude_rowid=None)[:DUP_COMPARED]:
+        for mid, sim in self.lifecycle.similar_live(row["content"], vector, row["domain"], exclude_rowid=None)[
+            :DUP_COMPARED
+        ]:
             if mid in replaced or sim < SIMILAR_FLOOR:
                 continue
             other = self.store.get(mid)
             verdict = dedup.compare(
-                row["content"], other["content"], sim, words_alike=s.duplicate_words, meaning_alike=s.duplicate_similarity,
-                synonyms_alike=s.duplicate_synonyms
+                row["content"],
+                other["content"],
+                sim,
+                words_alike=s.duplicate_words,
+                meaning_alike=s.duplicate_similarity,
+                synonyms_alike=s.duplicate_synonyms,
             )
             if verdict.kind == dedup.DUPLICATE:
                 return WriteResult(

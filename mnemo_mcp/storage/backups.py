@@ -13,7 +13,7 @@ import shutil
 import struct
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -39,7 +39,7 @@ def _pattern(db: Path) -> re.Pattern[str]:
 
 
 def new_backup_path(folder: Path, db: Path, when: datetime) -> Path:
-    base = f"{db.stem}-{when.astimezone(timezone.utc).strftime(STAMP)}"
+    base = f"{db.stem}-{when.astimezone(UTC).strftime(STAMP)}"
     path, n = folder / f"{base}.db", 1
     while path.exists() or path.with_name(path.name + PARTIAL).exists():
         n += 1
@@ -58,7 +58,7 @@ def list_backups(folder: Path, db: Path) -> list[tuple[datetime, Path]]:
     for entry in entries:
         m = pattern.fullmatch(entry.name)
         if m and entry.is_file():
-            when = datetime.strptime(m.group(1), STAMP).replace(tzinfo=timezone.utc)
+            when = datetime.strptime(m.group(1), STAMP).replace(tzinfo=UTC)
             found.append((when, int(m.group(2) or 1), Path(entry.path)))
     found.sort(reverse=True)
     return [(when, path) for when, _, path in found]
@@ -100,7 +100,11 @@ def rotate(folder: Path, db: Path, keep: int) -> list[Path]:
     """Delete all but the `keep` newest backups (and copies left half-written by a crash)."""
     removed = [path for _, path in list_backups(folder, db)[keep:]]
     pattern = _pattern(db)
-    removed += [Path(e.path) for e in os.scandir(folder) if e.name.endswith(PARTIAL) and pattern.fullmatch(e.name[: -len(PARTIAL)])]
+    removed += [
+        Path(e.path)
+        for e in os.scandir(folder)
+        if e.name.endswith(PARTIAL) and pattern.fullmatch(e.name[: -len(PARTIAL)])
+    ]
     for path in removed:
         path.unlink(missing_ok=True)
     return removed
@@ -183,10 +187,14 @@ def check_backup(path: Path) -> int:
     try:
         names = table_names(conn)
         if "schema_migrations" not in names or "memories" not in names:
-            raise InvalidInput(f"{path} is not a mnemo-mcp database (no schema_migrations/memories tables); choose another backup")
+            raise InvalidInput(
+                f"{path} is not a mnemo-mcp database (no schema_migrations/memories tables); choose another backup"
+            )
         version = current_version(conn)
         if version > MIGRATIONS[-1][0]:
-            raise InvalidInput(f"{path} has schema version {version}, newer than this mnemo-mcp knows; upgrade mnemo-mcp first")
+            raise InvalidInput(
+                f"{path} has schema version {version}, newer than this mnemo-mcp knows; upgrade mnemo-mcp first"
+            )
         problems = [r[0] for r in conn.execute("PRAGMA quick_check(20)")]
         if problems != ["ok"]:
             raise InvalidInput(f"{path} is damaged ({'; '.join(problems[:3])}); choose another backup")

@@ -5,12 +5,12 @@ store-wide distributions. Read-only; a part of `Store` (see store.py), called in
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import apsw
 
 from .rows import HAS_A_TAG, SELECT_MEMORIES, decode_row, in_list
-
 
 ARCHIVED_CHOICES = ("live", "archived", "all")
 # Orderings of the unsearched list; the second key keeps pages stable when the first ties.
@@ -83,7 +83,13 @@ class BrowseQueries:
         if archived not in ARCHIVED_CHOICES:
             raise ValueError(f"archived must be one of {ARCHIVED_CHOICES}")
         where, params = _where(
-            domains=domains, archived=archived, tags=tags, memory_type=memory_type, tier=tier, source=source, quarantined=quarantined
+            domains=domains,
+            archived=archived,
+            tags=tags,
+            memory_type=memory_type,
+            tier=tier,
+            source=source,
+            quarantined=quarantined,
         )
         total = self.conn.execute("SELECT count(*) FROM memories m" + where, params).fetchone()[0]
         rows = self.conn.execute(
@@ -92,11 +98,11 @@ class BrowseQueries:
         )
         return [decode_row(r) for r in rows], total
 
-
     def rows_by_ids(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        rows = self.conn.execute(SELECT_MEMORIES + " WHERE m.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),))
+        rows = self.conn.execute(
+            SELECT_MEMORIES + " WHERE m.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+        )
         return {r["id"]: r for r in map(decode_row, rows)}
-
 
     def previews(self, ids: Iterable[str]) -> dict[str, tuple[str, bool]]:
         """{id: (content, archived)} for the memories that still exist."""
@@ -105,7 +111,6 @@ class BrowseQueries:
             (json.dumps(list(ids)),),
         )
         return {mid: (content, bool(archived)) for mid, content, archived in rows}
-
 
     def facets(self, *, tag_limit: int = 300) -> dict[str, list[tuple[str, int]]]:
         """The values each filter can take, with how many memories (archived too) carry them."""
@@ -117,16 +122,19 @@ class BrowseQueries:
                     (tag_limit,),
                 )
             ),
-            "types": list(self.conn.execute("SELECT memory_type, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")),
+            "types": list(
+                self.conn.execute("SELECT memory_type, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")
+            ),
             "tiers": list(self.conn.execute("SELECT tier, count(*) FROM memories GROUP BY 1 ORDER BY 1")),
             "sources": list(self.conn.execute("SELECT source, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")),
             "domains": list(self.conn.execute("SELECT domain, count(*) FROM memories GROUP BY 1 ORDER BY 2 DESC, 1")),
         }
 
-
     def feedback_page(self, memory_id: str, limit: int = 500) -> tuple[list[dict[str, Any]], int]:
         """The latest `limit` feedback events of a memory, oldest first, and how many it has."""
-        total = self.conn.execute("SELECT count(*) FROM feedback_events WHERE memory_id = ?", (memory_id,)).fetchone()[0]
+        total = self.conn.execute("SELECT count(*) FROM feedback_events WHERE memory_id = ?", (memory_id,)).fetchone()[
+            0
+        ]
         cols = ("seq", "read_id", "outcome", "valence_before", "valence_after", "source", "created_at")
         rows = self.conn.execute(
             f"SELECT {', '.join(cols)} FROM (SELECT * FROM feedback_events WHERE memory_id = ? "
@@ -134,7 +142,6 @@ class BrowseQueries:
             (memory_id, int(limit)),
         )
         return [dict(zip(cols, r)) for r in rows], total
-
 
     def cues_of(self, memory_id: str, limit: int = 40) -> list[dict[str, Any]]:
         """Query concepts that feedback linked to this memory, strongest (either sign) first."""
@@ -145,7 +152,6 @@ class BrowseQueries:
             (memory_id, int(limit)),
         )
         return [dict(zip(cols, r)) for r in rows]
-
 
     def associations_of(self, concepts: list[str], limit: int = 15) -> list[dict[str, Any]]:
         """Hebbian links from these concepts to others, strongest first (each pair once)."""
@@ -164,17 +170,16 @@ class BrowseQueries:
             out.append({"concept": concept, "other": other, "weight": weight, "valence": valence, "count": count})
         return out
 
-
     def quality_histogram(self, *, archived: bool = False) -> list[int]:
         """Memories per quality tenth: [0, 0.1), ..., [0.9, 1]."""
         buckets = [0] * 10
         for b, n in self.conn.execute(
-            "SELECT min(max(CAST(quality * 10 AS INTEGER), 0), 9), count(*) FROM memories WHERE archived = ? GROUP BY 1",
+            "SELECT min(max(CAST(quality * 10 AS INTEGER), 0), 9), count(*) FROM memories WHERE archived = ? GROUP "
+            "BY 1",
             (int(archived),),
         ):
             buckets[int(b)] = n
         return buckets
-
 
     def valence_histogram(self, *, archived: bool = False) -> list[int]:
         """Memories per valence bin of width 0.1 from -1 to 1 (a new memory's 0 falls in [0, 0.1))."""
@@ -188,13 +193,14 @@ class BrowseQueries:
             buckets[int(b)] = n
         return buckets
 
-
     def feedback_by_day(self, since: str) -> dict[str, dict[str, int]]:
         """{day: counts} of outcome reports and ratings from `since` (ISO date) on, by UTC day."""
         days: dict[str, dict[str, int]] = {}
 
         def slot(day: str) -> dict[str, int]:
-            return days.setdefault(day, dict.fromkeys(("positive", "negative", "neutral", "thumbs_up", "thumbs_down"), 0))
+            return days.setdefault(
+                day, dict.fromkeys(("positive", "negative", "neutral", "thumbs_up", "thumbs_down"), 0)
+            )
 
         for day, pos, neg, zero in self.conn.execute(
             "SELECT substr(created_at, 1, 10) AS d, sum(outcome > 0), sum(outcome < 0), sum(outcome = 0) "
@@ -215,17 +221,16 @@ class BrowseQueries:
             s["thumbs_up"], s["thumbs_down"] = up, down
         return dict(sorted(days.items()))
 
-
     def first_activity(self) -> str | None:
         """The UTC day of the oldest feedback event, if any."""
         row = self.conn.execute("SELECT substr(min(created_at), 1, 10) FROM feedback_events").fetchone()
         return row[0] if row else None
 
-
     def counts_by_tier_and_type(self) -> list[tuple[str, str, int, int]]:
         """(tier, memory type, live, archived) for every pair present."""
         return list(
             self.conn.execute(
-                "SELECT tier, memory_type, sum(archived = 0), sum(archived = 1) FROM memories GROUP BY 1, 2 ORDER BY 1, 2"
+                "SELECT tier, memory_type, sum(archived = 0), sum(archived = 1) FROM memories GROUP BY 1, 2 ORDER BY "
+                "1, 2"
             )
         )

@@ -19,7 +19,9 @@ class CaseQueries:
 
     def case_by_key(self, key: str) -> dict[str, Any] | None:
         """The case memory (live or archived) captured under `key`."""
-        row = self.conn.execute(SELECT_MEMORIES + f" WHERE m.memory_type = 'case' AND {_KEY} = ? LIMIT 1", (key,)).fetchone()
+        row = self.conn.execute(
+            SELECT_MEMORIES + f" WHERE m.memory_type = 'case' AND {_KEY} = ? LIMIT 1", (key,)
+        ).fetchone()
         return decode_row(row) if row else None
 
     def case_signatures(self, domains: list[str] | None, limit: int) -> list[tuple[str, str]]:
@@ -30,4 +32,8 @@ class CaseQueries:
             names = {f"d{i}": d for i, d in enumerate(domains)}
             params.update(names)
             where += " AND m.domain IN (" + ", ".join(f":{k}" for k in names) + ")"
-        return list(self.conn.execute(f"SELECT m.id, {_SIGNATURE} FROM memories m WHERE {where} ORDER BY m.rowid DESC LIMIT :limit", params))
+        return list(
+            self.conn.execute(
+                f"SELECT m.id, {_SIGNATURE} FROM memories m WHERE {where} ORDER BY m.rowid DESC LIMIT :limit", params
+            )
+        )

@@ -9,9 +9,9 @@ import os
 import random
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import apsw
 
@@ -45,13 +45,17 @@ def connect(path: Path | str, busy_timeout_ms: int) -> apsw.Connection:
     if not memory:
         path = Path(path)
         if path.exists() and path.is_dir():
-            raise MnemoError(f"MNEMO_DB points at a directory ({path}); give it a file path such as {path / 'memory.db'}")
+            raise MnemoError(
+                f"MNEMO_DB points at a directory ({path}); give it a file path such as {path / 'memory.db'}"
+            )
         try:
             _create_private_file(path)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise DiskFull(faults.disk_full_message(path)) from err
-            raise MnemoError(f"cannot create the database at {path}: {err.strerror}; set MNEMO_DB to a writable path") from err
+            raise MnemoError(
+                f"cannot create the database at {path}: {err.strerror}; set MNEMO_DB to a writable path"
+            ) from err
     try:
         conn = apsw.Connection(str(path))
     except apsw.Error as err:

@@ -18,8 +18,9 @@ What a backend must do in its own way:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -190,7 +191,9 @@ class MemoryStore(Protocol):
         """(a, b, weight, valence, days since the later of its last use and its last decay)."""
         ...
 
-    def apply_link_decay(self, now: str, weights: list[tuple[str, str, float]], dropped: list[tuple[str, str]]) -> None: ...
+    def apply_link_decay(
+        self, now: str, weights: list[tuple[str, str, float]], dropped: list[tuple[str, str]]
+    ) -> None: ...
 
     def get_cue(self, memory_id: str, concept: str) -> tuple[float, int] | None: ...
 
@@ -214,7 +217,9 @@ class MemoryStore(Protocol):
 
     # --- upkeep and statistics ------------------------------------------------------------
 
-    def record_consolidation(self, as_of: str, started_at: str, finished_at: str, trigger: str, report: dict) -> None: ...
+    def record_consolidation(
+        self, as_of: str, started_at: str, finished_at: str, trigger: str, report: dict
+    ) -> None: ...
 
     def last_consolidation(self) -> dict[str, Any] | None: ...
 

@@ -27,7 +27,11 @@ class MaintenanceQueries:
         self.conn.execute(
             "INSERT INTO session_events(session_id, kind, memory_ids, read_id, detail, created_at) "
             "VALUES (:session_id, :kind, :memory_ids, :read_id, :detail, :created_at)",
-            {**event, "memory_ids": json_list(event.get("memory_ids", [])), "detail": json.dumps(event.get("detail", {}))},
+            {
+                **event,
+                "memory_ids": json_list(event.get("memory_ids", [])),
+                "detail": json.dumps(event.get("detail", {})),
+            },
         )
         seq = self.conn.last_insert_rowid()
         self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (seq - keep,))
@@ -62,21 +66,30 @@ class MaintenanceQueries:
     def memories_without_vector(self) -> list[int]:
         # The vec0 shadow table lists its rowids; joining the virtual table itself would look
         # each one up (0.2 ms apiece).
-        return [r[0] for r in self.conn.execute(
-            "SELECT rowid FROM memories WHERE rowid NOT IN (SELECT rowid FROM memory_vectors_rowids) ORDER BY rowid"
-        )]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM memories WHERE rowid NOT IN (SELECT rowid FROM memory_vectors_rowids) ORDER BY rowid"
+            )
+        ]
 
     def vectors_without_memory(self) -> list[int]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT rowid FROM memory_vectors_rowids WHERE rowid NOT IN (SELECT rowid FROM memories) ORDER BY rowid"
-        )]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM memory_vectors_rowids WHERE rowid NOT IN (SELECT rowid FROM memories) ORDER BY rowid"
+            )
+        ]
 
     def vector_filters_out_of_step(self) -> list[int]:
         """Memories whose vector carries another archived flag or domain than the memory."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT v.rowid FROM memory_vectors v JOIN memories m ON m.rowid = v.rowid "
-            "WHERE v.archived != m.archived OR v.domain != m.domain ORDER BY v.rowid"
-        )]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT v.rowid FROM memory_vectors v JOIN memories m ON m.rowid = v.rowid "
+                "WHERE v.archived != m.archived OR v.domain != m.domain ORDER BY v.rowid"
+            )
+        ]
 
     def text_index_ok(self) -> bool:
         try:
@@ -88,7 +101,9 @@ class MaintenanceQueries:
     def orphan_counts(self) -> dict[str, int]:
         c = self.conn
         return {
-            "cues": c.execute("SELECT count(*) FROM cues WHERE memory_id NOT IN (SELECT id FROM memories)").fetchone()[0],
+            "cues": c.execute("SELECT count(*) FROM cues WHERE memory_id NOT IN (SELECT id FROM memories)").fetchone()[
+                0
+            ],
             "feedback_events": c.execute(
                 "SELECT count(*) FROM feedback_events WHERE memory_id NOT IN (SELECT id FROM memories)"
             ).fetchone()[0],
@@ -97,7 +112,9 @@ class MaintenanceQueries:
     def add_vector(self, rowid: int, vector: np.ndarray) -> None:
         import numpy as np
 
-        archived, domain = self.conn.execute("SELECT archived, domain FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        archived, domain = self.conn.execute(
+            "SELECT archived, domain FROM memories WHERE rowid = ?", (rowid,)
+        ).fetchone()
         self.conn.execute(
             "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (?, ?, ?, ?)",
             (rowid, np.asarray(vector, dtype=np.float32).tobytes(), archived, domain),

@@ -7,7 +7,7 @@ dimension comes from the embedding model, so it is created when a model is first
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import apsw
 
@@ -169,9 +169,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 
 
 def current_version(conn: apsw.Connection) -> int:
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'"
-    ).fetchone()
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'").fetchone()
     if not exists:
         return 0
     row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -202,6 +200,6 @@ def migrate(db: Database) -> int:
             conn.execute(sql)
             conn.execute(
                 "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                (number, name, datetime.now(timezone.utc).isoformat()),
+                (number, name, datetime.now(UTC).isoformat()),
             )
         return current_version(conn)

@@ -5,7 +5,8 @@ apply (domains, tags, archived)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where vectors are handled: hook processes never need numpy
     import numpy as np

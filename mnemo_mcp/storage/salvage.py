@@ -16,10 +16,11 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import apsw
 
@@ -35,7 +36,17 @@ BACKFILL = 1024  # keys looked up one by one before each jump over an unreadable
 # mnemo's keys are SQLite's own rowids, which start at 1: starting the walk at 0 lets the jump
 # over an unreadable first page reach them in a few doublings.
 MIN_KEY, MAX_KEY = 0, 2**63 - 1
-FEEDBACK_COLUMNS = ("seq", "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")
+FEEDBACK_COLUMNS = (
+    "seq",
+    "memory_id",
+    "read_id",
+    "outcome",
+    "rate",
+    "valence_before",
+    "valence_after",
+    "source",
+    "created_at",
+)
 CUE_COLUMNS = ("memory_id", "concept", "value", "count", "updated_at")
 ASSOCIATION_COLUMNS = ("a", "b", "weight", "valence", "count", "updated_at", "decayed_at")
 META_KEYS = ("embedding_model", "embedding_dim")
@@ -138,8 +149,10 @@ def walk(conn: apsw.Connection, table: str, key: str, columns: list[str]) -> tup
             nxt = _next_readable(conn, table, key, pos)
             # A range seek can fail on a key that a direct lookup still reaches (the seek
             # passes through the bad page next to it): look up the last keys before the jump.
-            for k in range(max(pos + 1, (nxt if nxt is not None else pos + BACKFILL) - BACKFILL + 1),
-                           (nxt if nxt is not None else pos + BACKFILL) + 1):
+            for k in range(
+                max(pos + 1, (nxt if nxt is not None else pos + BACKFILL) - BACKFILL + 1),
+                (nxt if nxt is not None else pos + BACKFILL) + 1,
+            ):
                 try:
                     rows.extend(conn.execute(f"{select} = ?", (k,)).fetchall())
                 except apsw.Error:
@@ -152,7 +165,9 @@ def walk(conn: apsw.Connection, table: str, key: str, columns: list[str]) -> tup
             return rows, regions
 
 
-def _scan_or_seek(conn: apsw.Connection, table: str, columns: list[str], key_len: int, seeks: list[tuple[str, Any]]) -> tuple[dict, bool]:
+def _scan_or_seek(
+    conn: apsw.Connection, table: str, columns: list[str], key_len: int, seeks: list[tuple[str, Any]]
+) -> tuple[dict, bool]:
     """A table without integer keys: one full scan, and if that breaks off, one lookup per
     `(column, value)` in `seeks` so that only the rows on bad pages are lost. -> (rows by key, complete)."""
     out: dict[tuple, tuple] = {}

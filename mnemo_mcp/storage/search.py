@@ -6,7 +6,8 @@ SQL below, which stays for tag filters and files without the log."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -71,7 +72,9 @@ class SearchQueries:
         """(rowid, cosine distance) of the k nearest by sqlite-vec's own exact scan, bypassing the
         in-memory index: the floor and the reference that the speed benchmark measures against."""
         where = "embedding MATCH ? AND k = ?" + (" AND archived = 0" if live_only else "")
-        return list(self.conn.execute(f"SELECT rowid, distance FROM memory_vectors WHERE {where}", (pack_vector(vector), k)))
+        return list(
+            self.conn.execute(f"SELECT rowid, distance FROM memory_vectors WHERE {where}", (pack_vector(vector), k))
+        )
 
     def prepare_vector_search(self) -> None:
         """A read that searches by vector is about to start: the in-memory index is attached

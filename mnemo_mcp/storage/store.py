@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from ..errors import AmbiguousId, MnemoError, ModelMismatch, NotFound
+from . import vectors
 from .browse import BrowseQueries
 from .cases import CaseQueries
 from .db import Database
@@ -17,7 +19,6 @@ from .maintenance import MaintenanceQueries
 from .migrations import migrate
 from .rows import MEMORY_COLUMNS, SELECT_MEMORIES, decode_row, encode, in_list, json_list, pack_vector
 from .search import SearchQueries
-from . import vectors
 
 MIN_PREFIX = 8
 
@@ -123,7 +124,9 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         """A full id, or a unique prefix of at least MIN_PREFIX hex characters -> the full id."""
         key = id_or_prefix.strip().lower()
         if not MIN_PREFIX <= len(key) <= 64 or any(ch not in "0123456789abcdef" for ch in key):
-            raise NotFound(f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)")
+            raise NotFound(
+                f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)"
+            )
         if len(key) == 64:
             if self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (key,)).fetchone():
                 return key
@@ -157,7 +160,8 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         if not ids:
             return {}
         rows = self.conn.execute(
-            "SELECT rowid, id, valence, quality, feedback_count + coalesce(json_extract(metadata, '$.rating_count'), 0), "
+            "SELECT rowid, id, valence, quality, feedback_count + coalesce(json_extract(metadata, '$.rating_count'), "
+            "0), "
             "created_at, quarantine IS NOT NULL FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
             (json_list(ids),),
         )
@@ -166,9 +170,7 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
         values = [encode(c, row[c]) for c in cols]
-        self.conn.execute(
-            f"INSERT INTO memories({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
-        )
+        self.conn.execute(f"INSERT INTO memories({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values)
         rowid = self.conn.last_insert_rowid()
         self.conn.execute(
             "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (?, ?, ?, ?)",
@@ -273,7 +275,17 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         )
 
     def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        cols = ("seq", "memory_id", "read_id", "outcome", "rate", "valence_before", "valence_after", "source", "created_at")
+        cols = (
+            "seq",
+            "memory_id",
+            "read_id",
+            "outcome",
+            "rate",
+            "valence_before",
+            "valence_after",
+            "source",
+            "created_at",
+        )
         sql = f"SELECT {', '.join(cols)} FROM feedback_events"
         params: list[Any] = []
         if memory_id is not None:
@@ -286,11 +298,16 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     def associations(self) -> list[dict[str, Any]]:
         cols = ("a", "b", "weight", "valence", "count", "updated_at")
-        return [dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM associations ORDER BY a, b")]
+        return [
+            dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM associations ORDER BY a, b")
+        ]
 
     def cues(self) -> list[dict[str, Any]]:
         cols = ("memory_id", "concept", "value", "count", "updated_at")
-        return [dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM cues ORDER BY memory_id, concept")]
+        return [
+            dict(zip(cols, r))
+            for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM cues ORDER BY memory_id, concept")
+        ]
 
     # --- reads ---------------------------------------------------------------------------
 
@@ -301,9 +318,7 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
             {**read, "query_concepts": json.dumps(read["query_concepts"]), "results": json.dumps(read["results"])},
         )
         # Bounded log: drop the oldest reads beyond `keep` (cheap: the rowid order is insertion order).
-        self.conn.execute(
-            "DELETE FROM reads WHERE rowid <= (SELECT max(rowid) FROM reads) - ?", (keep,)
-        )
+        self.conn.execute("DELETE FROM reads WHERE rowid <= (SELECT max(rowid) FROM reads) - ?", (keep,))
 
     def get_read(self, read_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(
@@ -321,18 +336,29 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     def memories_after(self, rowid: int, limit: int) -> list[dict[str, Any]]:
         """A page of memories in rowid order (consolidation walks the store page by page)."""
-        return [decode_row(r) for r in self.conn.execute(SELECT_MEMORIES + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))]
+        return [
+            decode_row(r)
+            for r in self.conn.execute(SELECT_MEMORIES + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))
+        ]
 
     def without_provenance(self, limit: int) -> list[dict[str, Any]]:
         """Memories stored before provenance existed (schema 5), oldest first."""
-        return [decode_row(r) for r in self.conn.execute(SELECT_MEMORIES + " WHERE m.provenance = '{}' ORDER BY m.rowid LIMIT ?", (limit,))]
+        return [
+            decode_row(r)
+            for r in self.conn.execute(
+                SELECT_MEMORIES + " WHERE m.provenance = '{}' ORDER BY m.rowid LIMIT ?", (limit,)
+            )
+        ]
 
     def max_rowid(self) -> int:
         return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
 
     def superseded_ids(self, memory_id: str) -> list[str]:
         """Ids of the memories that `memory_id` replaced (supersede) or absorbed (merge)."""
-        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY rowid", (memory_id,))]
+        return [
+            r[0]
+            for r in self.conn.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY rowid", (memory_id,))
+        ]
 
     def positive_outcomes(self, memory_ids: list[str]) -> dict[str, int]:
         """Feedback events with a positive outcome, per memory."""
@@ -432,7 +458,9 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         """Live memories, patterns first, then history, then by quality + valence_weight * valence
         (core.lifecycle.digest_order): what a session starts with."""
         in_domains, params = in_list(domains or [])
-        where = "m.archived = 0 AND m.quarantine IS NULL" + (f" AND m.domain IN {in_domains}" if domains is not None else "")
+        where = "m.archived = 0 AND m.quarantine IS NULL" + (
+            f" AND m.domain IN {in_domains}" if domains is not None else ""
+        )
         rows = self.conn.execute(
             SELECT_MEMORIES + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
             "m.quality + :vw * m.valence DESC, m.rowid LIMIT :limit",

@@ -28,7 +28,8 @@ import logging
 import os
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -118,7 +119,9 @@ class VectorIndex:
         """Apply what changed in the file since the last sync (call inside a read transaction)."""
         lo, hi = conn.execute("SELECT min(seq), max(seq) FROM memory_vector_log").fetchone()
         if hi is None:  # nothing logged yet: the log is new, or no memory was ever written since
-            hi = conn.execute("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memory_vector_log'), 0)").fetchone()[0]
+            hi = conn.execute(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memory_vector_log'), 0)"
+            ).fetchone()[0]
             if self.seq != hi:
                 self._reload(conn, hi)
             return
@@ -127,7 +130,9 @@ class VectorIndex:
         if self.seq < 0 or hi < self.seq or self.seq + 1 < lo:
             self._reload(conn, hi)
             return
-        changed = sorted({r for (r,) in conn.execute("SELECT vrowid FROM memory_vector_log WHERE seq > ?", (self.seq,))})
+        changed = sorted(
+            {r for (r,) in conn.execute("SELECT vrowid FROM memory_vector_log WHERE seq > ?", (self.seq,))}
+        )
         if len(changed) > RELOAD_ABOVE:
             self._reload(conn, hi)
             return
@@ -235,7 +240,16 @@ class VectorIndex:
         return at
 
     def _arrays(self) -> list[np.ndarray]:
-        return [self.rowids, self.matrix, self.sq_norms, self.inv_norm, self.live, self.has_vector, self.archived, self.domain]
+        return [
+            self.rowids,
+            self.matrix,
+            self.sq_norms,
+            self.inv_norm,
+            self.live,
+            self.has_vector,
+            self.archived,
+            self.domain,
+        ]
 
     def _grow(self, extra: int) -> None:
         import numpy as np
@@ -245,9 +259,16 @@ class VectorIndex:
             out[: len(arr)] = arr
             return out
 
-        (self.rowids, self.matrix, self.sq_norms, self.inv_norm, self.live, self.has_vector, self.archived, self.domain) = (
-            grown(a) for a in self._arrays()
-        )
+        (
+            self.rowids,
+            self.matrix,
+            self.sq_norms,
+            self.inv_norm,
+            self.live,
+            self.has_vector,
+            self.archived,
+            self.domain,
+        ) = (grown(a) for a in self._arrays())
         self.rowids[self.n :] = np.iinfo(np.int64).max  # unused slots sort last
 
     def _code(self, domain: str) -> int:
@@ -417,7 +438,12 @@ def shared_index(path: str, identity: tuple[int, int] | None, dim: int) -> Vecto
 
 
 _BLAS_SET = False
-_OPENBLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_", "openblas_set_num_threads")
+_OPENBLAS_SETTERS = (
+    "scipy_openblas_set_num_threads64_",
+    "scipy_openblas_set_num_threads",
+    "openblas_set_num_threads64_",
+    "openblas_set_num_threads",
+)
 
 
 def single_threaded_blas() -> None:
@@ -448,5 +474,3 @@ def single_threaded_blas() -> None:
             if setter is not None:
                 setter(1)
                 return
-
-

@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.applications import Starlette
@@ -25,7 +26,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import AmbiguousId, InvalidInput, MnemoError, NotFound
-from . import pages
+from . import pages, parts
 from .html import local_path, url
 
 log = logging.getLogger("mnemo_mcp.web")
@@ -76,7 +77,9 @@ class Guard:
 
         headers = Headers(scope=scope)
         if headers.get("host", "").lower() not in self.hosts:
-            return await self._refuse(scope, receive, send_secured, "this dashboard answers only to 127.0.0.1 and localhost on its own port")
+            return await self._refuse(
+                scope, receive, send_secured, "this dashboard answers only to 127.0.0.1 and localhost on its own port"
+            )
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in self.origins:
             return await self._refuse(scope, receive, send_secured, "request from another origin refused")
@@ -86,7 +89,13 @@ class Guard:
             if scope["method"] == "GET":
                 # Trade the token in the URL for a cookie and drop it from the address bar (and
                 # from history), so it does not sit in the page for anyone looking over a shoulder.
-                rest = urlencode([(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True) if k != "token"])
+                rest = urlencode(
+                    [
+                        (k, v)
+                        for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+                        if k != "token"
+                    ]
+                )
                 target = local_path(scope["path"] + ("?" + rest if rest else ""))
                 response = RedirectResponse(target, status_code=303)
                 response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
@@ -95,7 +104,10 @@ class Guard:
             cookie = Request(scope).cookies.get(self.cookie, "")
             if not secrets.compare_digest(cookie.encode(), self.token.encode()):
                 return await self._refuse(
-                    scope, receive, send_secured, "no valid dashboard token: open the URL that `mnemo-mcp dashboard` printed"
+                    scope,
+                    receive,
+                    send_secured,
+                    "no valid dashboard token: open the URL that `mnemo-mcp dashboard` printed",
                 )
         await self.app(scope, receive, send_secured)
 
@@ -121,12 +133,14 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
 
         return await run_in_threadpool(locked)
 
-    def ctx(request: Request, flash: tuple[str, str] | None = None) -> pages.Ctx:
+    def ctx(request: Request, flash: tuple[str, str] | None = None) -> parts.Ctx:
         kept = [(k, v) for k, v in request.query_params.multi_items() if k not in FLASH_KEYS]
         here = request.url.path + ("?" + urlencode(kept) if kept else "")
         if flash is None and request.query_params.get("flash"):
             flash = (request.query_params["flash"], request.query_params.get("fid", "")[:64])
-        return pages.Ctx(csrf=csrf_token, here=here, db_path=str(service.settings.db), scope=service.default_scope(), flash=flash)
+        return parts.Ctx(
+            csrf=csrf_token, here=here, db_path=str(service.settings.db), scope=service.default_scope(), flash=flash
+        )
 
     def html(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status)
@@ -159,7 +173,7 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
             # A search shows the read's top k (memory_read's default is 5): more would rank
             # below-threshold noise the model never sees.
             k = p.get("k", "10")
-            limit = int(k) if k.isdigit() and int(k) in pages.SEARCH_SIZES else 10
+            limit = int(k) if k.isdigit() and int(k) in parts.SEARCH_SIZES else 10
             params["k"] = limit
         try:
             page = await call(
@@ -209,7 +223,9 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
         async def handle(request: Request) -> Response:
             form = await request.form()
             if not secrets.compare_digest(str(form.get("csrf", "")).encode(), csrf_token.encode()):
-                return PlainTextResponse("403 Forbidden: missing or wrong CSRF token; reload the page\n", status_code=403)
+                return PlainTextResponse(
+                    "403 Forbidden: missing or wrong CSRF token; reload the page\n", status_code=403
+                )
             mid = request.path_params["mid"]
             try:
                 if kind == "rate":
@@ -239,7 +255,9 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
             path, _, query = back.partition("?")
             kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in FLASH_KEYS]
             anchor = "" if kind == "delete" else f"#m-{result.id}"
-            return RedirectResponse(url(path, {}) + "?" + urlencode(kept + [("flash", flash), ("fid", result.id)]) + anchor, status_code=303)
+            return RedirectResponse(
+                url(path, {}) + "?" + urlencode(kept + [("flash", flash), ("fid", result.id)]) + anchor, status_code=303
+            )
 
         return handle
 
@@ -257,7 +275,10 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
         Route("/static/{name}", static_view, methods=["GET"]),
     ]
     # Every path that changes something answers POST only (GET gets 405).
-    routes += [Route(f"/memory/{{mid}}/{kind}", action(kind), methods=["POST"]) for kind in ("rate", "archive", "restore", "release", "delete")]
+    routes += [
+        Route(f"/memory/{{mid}}/{kind}", action(kind), methods=["POST"])
+        for kind in ("rate", "archive", "restore", "release", "delete")
+    ]
     app = Starlette(routes=routes, exception_handlers={Exception: on_error})
     app.add_middleware(Guard, port=port, token=token)
     app.state.csrf = csrf_token

@@ -4,7 +4,7 @@ security policy forbids them). Every chart has a text title and per-bar tooltips
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .html import Safe, h, join
 
@@ -66,8 +66,17 @@ def columns(
     parts = []
     for tick in (0, ymax / 2, ymax):
         y = top + plot_h - plot_h * tick / ymax
-        parts.append(h('<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(y)))
-        parts.append(h('<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>', x=left - 4, y=_num(y + 4), t=_num(tick)))
+        parts.append(
+            h('<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(y))
+        )
+        parts.append(
+            h(
+                '<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>',
+                x=left - 4,
+                y=_num(y + 4),
+                t=_num(tick),
+            )
+        )
     every = max(1, len(labels) // 10)
     for i, value in enumerate(values):
         bar_h = plot_h * value / ymax
@@ -86,9 +95,16 @@ def columns(
         )
         if i % every == 0:
             parts.append(
-                h('<text class="tick" x="{x}" y="{y}" text-anchor="middle">{t}</text>', x=_num(left + (i + 0.5) * step), y=height - bottom + 14, t=labels[i])
+                h(
+                    '<text class="tick" x="{x}" y="{y}" text-anchor="middle">{t}</text>',
+                    x=_num(left + (i + 0.5) * step),
+                    y=height - bottom + 14,
+                    t=labels[i],
+                )
             )
-    parts.append(h('<line class="axis" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=top + plot_h))
+    parts.append(
+        h('<line class="axis" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=top + plot_h)
+    )
     return _svg(width, height, label, join(parts))
 
 
@@ -101,7 +117,9 @@ def bars(rows: Sequence[tuple[str, int, str]], *, label: str, width: int = 420, 
     for i, (name, value, cls) in enumerate(rows):
         y = 4 + i * row_h
         bar_w = (width - left - right) * value / top_value
-        parts.append(h('<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>', x=left - 6, y=y + row_h * 0.65, t=name))
+        parts.append(
+            h('<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>', x=left - 6, y=y + row_h * 0.65, t=name)
+        )
         parts.append(
             h(
                 '<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{name}: {v}</title></rect>',
@@ -114,7 +132,9 @@ def bars(rows: Sequence[tuple[str, int, str]], *, label: str, width: int = 420, 
                 v=value,
             )
         )
-        parts.append(h('<text class="tick" x="{x}" y="{y}">{v}</text>', x=_num(left + bar_w + 5), y=y + row_h * 0.65, v=value))
+        parts.append(
+            h('<text class="tick" x="{x}" y="{y}">{v}</text>', x=_num(left + bar_w + 5), y=y + row_h * 0.65, v=value)
+        )
     if not rows:
         parts.append(h('<text class="tick" x="{x}" y="18">nothing yet</text>', x=left))
     return _svg(width, height, label, join(parts))
@@ -131,10 +151,30 @@ def activity(days: Sequence[dict], *, label: str, width: int = 900, height: int 
     scale = (plot_h / 2) / ymax
     step = plot_w / max(len(days), 1)
     parts = [
-        h('<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(mid - ymax * scale)),
-        h('<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(mid + ymax * scale)),
-        h('<text class="tick" x="{x}" y="{y}" text-anchor="end">+{t}</text>', x=left - 4, y=_num(mid - ymax * scale + 4), t=ymax),
-        h('<text class="tick" x="{x}" y="{y}" text-anchor="end">-{t}</text>', x=left - 4, y=_num(mid + ymax * scale + 4), t=ymax),
+        h(
+            '<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>',
+            x1=left,
+            x2=width - right,
+            y=_num(mid - ymax * scale),
+        ),
+        h(
+            '<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>',
+            x1=left,
+            x2=width - right,
+            y=_num(mid + ymax * scale),
+        ),
+        h(
+            '<text class="tick" x="{x}" y="{y}" text-anchor="end">+{t}</text>',
+            x=left - 4,
+            y=_num(mid - ymax * scale + 4),
+            t=ymax,
+        ),
+        h(
+            '<text class="tick" x="{x}" y="{y}" text-anchor="end">-{t}</text>',
+            x=left - 4,
+            y=_num(mid + ymax * scale + 4),
+            t=ymax,
+        ),
     ]
     for i, d in enumerate(days):
         x = left + i * step + step * 0.1
@@ -148,16 +188,45 @@ def activity(days: Sequence[dict], *, label: str, width: int = 900, height: int 
             bh = d[key] * scale
             if bh:
                 y -= bh
-                parts.append(h('<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>', c=cls, x=_num(x), y=_num(y), w=_num(w), bh=_num(bh), tip=tip))
+                parts.append(
+                    h(
+                        '<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>',
+                        c=cls,
+                        x=_num(x),
+                        y=_num(y),
+                        w=_num(w),
+                        bh=_num(bh),
+                        tip=tip,
+                    )
+                )
         y = mid
         for key, cls in (("negative", "neg"), ("thumbs_down", "down")):
             bh = d[key] * scale
             if bh:
-                parts.append(h('<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>', c=cls, x=_num(x), y=_num(y), w=_num(w), bh=_num(bh), tip=tip))
+                parts.append(
+                    h(
+                        '<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>',
+                        c=cls,
+                        x=_num(x),
+                        y=_num(y),
+                        w=_num(w),
+                        bh=_num(bh),
+                        tip=tip,
+                    )
+                )
                 y += bh
         if i % 7 == 0 or i == len(days) - 1:
-            parts.append(h('<text class="tick" x="{x}" y="{y}" text-anchor="middle">{t}</text>', x=_num(left + (i + 0.5) * step), y=height - 8, t=d["day"][5:]))
-    parts.append(h('<line class="axis" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(mid)))
+            parts.append(
+                h(
+                    '<text class="tick" x="{x}" y="{y}" text-anchor="middle">{t}</text>',
+                    x=_num(left + (i + 0.5) * step),
+                    y=height - 8,
+                    t=d["day"][5:],
+                )
+            )
+    parts.append(
+        h('<line class="axis" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(mid))
+    )
     return _svg(width, height, label, join(parts))
 
 
@@ -170,7 +239,13 @@ def valence_bar(v: float, *, width: int = 90, height: int = 12) -> Safe:
     body = join(
         [
             h('<rect class="track" x="0" y="0" width="{w}" height="{hh}" rx="3"/>', w=width, hh=height),
-            h('<rect class="{c}" x="{x}" y="1" width="{w}" height="{hh}" rx="2"/>', c=cls, x=_num(x), w=_num(span), hh=height - 2),
+            h(
+                '<rect class="{c}" x="{x}" y="1" width="{w}" height="{hh}" rx="2"/>',
+                c=cls,
+                x=_num(x),
+                w=_num(span),
+                hh=height - 2,
+            ),
             h('<line class="axis" x1="{x}" x2="{x}" y1="0" y2="{hh}"/>', x=_num(half), hh=height),
         ]
     )
@@ -183,13 +258,20 @@ def meter(value: float, *, width: int = 140, height: int = 10) -> Safe:
     body = join(
         [
             h('<rect class="track" x="0" y="0" width="{w}" height="{hh}" rx="3"/>', w=width, hh=height),
-            h('<rect class="{c}" x="0" y="0" width="{w}" height="{hh}" rx="3"/>', c=quality_class(value), w=_num(fill), hh=height),
+            h(
+                '<rect class="{c}" x="0" y="0" width="{w}" height="{hh}" rx="3"/>',
+                c=quality_class(value),
+                w=_num(fill),
+                hh=height,
+            ),
         ]
     )
     return _svg(width, height, f"{value:.2f}", body, cls="meter")
 
 
-def valence_history(points: Sequence[tuple[str, float, float]], *, label: str, width: int = 640, height: int = 180) -> Safe:
+def valence_history(
+    points: Sequence[tuple[str, float, float]], *, label: str, width: int = 640, height: int = 180
+) -> Safe:
     """Valence after each outcome report (at, outcome, valence after), oldest left."""
     left, right, top, bottom = 34, 10, 10, 24
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -201,16 +283,34 @@ def valence_history(points: Sequence[tuple[str, float, float]], *, label: str, w
     xs = [left + (plot_w * (i / (n - 1)) if n > 1 else plot_w / 2) for i in range(n)]
     parts = []
     for tick in (-1, 0, 1):
-        parts.append(h('<line class="{c}" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', c="axis" if tick == 0 else "grid", x1=left, x2=width - right, y=_num(y_of(tick))))
-        parts.append(h('<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>', x=left - 4, y=_num(y_of(tick) + 4), t=f"{tick:+d}" if tick else "0"))
+        parts.append(
+            h(
+                '<line class="{c}" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>',
+                c="axis" if tick == 0 else "grid",
+                x1=left,
+                x2=width - right,
+                y=_num(y_of(tick)),
+            )
+        )
+        parts.append(
+            h(
+                '<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>',
+                x=left - 4,
+                y=_num(y_of(tick) + 4),
+                t=f"{tick:+d}" if tick else "0",
+            )
+        )
     if n > 1:
-        path = " ".join(f"{'M' if i == 0 else 'L'}{_num(x)},{_num(y_of(p[2]))}" for i, (x, p) in enumerate(zip(xs, points)))
+        path = " ".join(
+            f"{'M' if i == 0 else 'L'}{_num(x)},{_num(y_of(p[2]))}" for i, (x, p) in enumerate(zip(xs, points))
+        )
         parts.append(h('<path class="line" d="{d}"/>', d=path))
     for x, (at, outcome, after) in zip(xs, points):
         cls = "pos" if outcome > 0 else "neg" if outcome < 0 else "zero"
         parts.append(
             h(
-                '<circle class="{c}" cx="{x}" cy="{y}" r="4"><title>{at}: outcome {o}, valence now {v}</title></circle>',
+                '<circle class="{c}" cx="{x}" cy="{y}" r="4"><title>{at}: outcome {o}, valence now '
+                "{v}</title></circle>",
                 c=cls,
                 x=_num(x),
                 y=_num(y_of(after)),
@@ -221,5 +321,12 @@ def valence_history(points: Sequence[tuple[str, float, float]], *, label: str, w
         )
     if points:
         parts.append(h('<text class="tick" x="{x}" y="{y}">{t}</text>', x=left, y=height - 6, t=points[0][0][:10]))
-        parts.append(h('<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>', x=width - right, y=height - 6, t=points[-1][0][:10]))
+        parts.append(
+            h(
+                '<text class="tick" x="{x}" y="{y}" text-anchor="end">{t}</text>',
+                x=width - right,
+                y=height - 6,
+                t=points[-1][0][:10],
+            )
+        )
     return _svg(width, height, label, join(parts))

@@ -5,7 +5,8 @@ can only ever appear as text. Jinja2 is not a dependency of the package, hence t
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlencode
 
 

@@ -72,8 +72,10 @@ def missing_reason() -> str:
     configured = os.environ.get("MNEMO_CLAUDE_BIN")
     if configured:
         return f"MNEMO_CLAUDE_BIN={configured} is not an executable file"
-    return ("the Claude Code CLI is not installed: set MNEMO_CLAUDE_BIN or put `claude` on PATH "
-            f"(npm install --prefix DIR @anthropic-ai/claude-code@{CLI_VERSION})")
+    return (
+        "the Claude Code CLI is not installed: set MNEMO_CLAUDE_BIN or put `claude` on PATH "
+        f"(npm install --prefix DIR @anthropic-ai/claude-code@{CLI_VERSION})"
+    )
 
 
 def mnemo_bin() -> str:
@@ -143,8 +145,9 @@ class ClaudeSandbox:
 
     # Setup -----------------------------------------------------------------------------------
     @classmethod
-    def create(cls, root: Path, endpoint: ScriptedEndpoint, claude: str | None = None, install: bool = True,
-               **kwargs: Any) -> "ClaudeSandbox":
+    def create(
+        cls, root: Path, endpoint: ScriptedEndpoint, claude: str | None = None, install: bool = True, **kwargs: Any
+    ) -> ClaudeSandbox:
         claude = claude or claude_bin()
         if not claude:
             raise RuntimeError(missing_reason())
@@ -158,14 +161,25 @@ class ClaudeSandbox:
     def make_home(self) -> None:
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         # What the CLI records once a person has gone through its first-run screens.
-        self.update_json(self.home / ".claude.json", lambda d: d.update({
-            "hasCompletedOnboarding": True,
-            "lastOnboardingVersion": CLI_VERSION,
-            "hasSeenTasksHint": True,
-            "autoUpdates": False,
-            "projects": {**d.get("projects", {}), str(self.project): {
-                "hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}},
-        }))
+        self.update_json(
+            self.home / ".claude.json",
+            lambda d: d.update(
+                {
+                    "hasCompletedOnboarding": True,
+                    "lastOnboardingVersion": CLI_VERSION,
+                    "hasSeenTasksHint": True,
+                    "autoUpdates": False,
+                    "projects": {
+                        **d.get("projects", {}),
+                        str(self.project): {
+                            "hasTrustDialogAccepted": True,
+                            "hasCompletedProjectOnboarding": True,
+                            "allowedTools": [],
+                        },
+                    },
+                }
+            ),
+        )
 
     def make_project(self) -> None:
         self.project.mkdir(parents=True, exist_ok=True)
@@ -192,7 +206,9 @@ class ClaudeSandbox:
             server_env["MNEMO_EMBED_MODEL"] = self.embed_model
         self.update_json(mcp_file, lambda d: d["mcpServers"]["mnemo"].setdefault("env", {}).update(server_env))
         if self.scope == "project":
-            self.update_json(self.project / ".claude" / "settings.json", lambda d: d.update({"enableAllProjectMcpServers": True}))
+            self.update_json(
+                self.project / ".claude" / "settings.json", lambda d: d.update({"enableAllProjectMcpServers": True})
+            )
         return out
 
     @staticmethod
@@ -205,28 +221,34 @@ class ClaudeSandbox:
 
     @property
     def settings_path(self) -> Path:
-        return self.home / ".claude" / "settings.json" if self.scope == "user" else self.project / ".claude" / "settings.json"
+        return (
+            self.home / ".claude" / "settings.json"
+            if self.scope == "user"
+            else self.project / ".claude" / "settings.json"
+        )
 
     # Environment -----------------------------------------------------------------------------
     def env(self) -> dict[str, str]:
         keep = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH")
         env = {k: os.environ[k] for k in keep if k in os.environ}
-        env.update({
-            "HOME": str(self.home),
-            "USER": os.environ.get("USER", "dev"),
-            "SHELL": "/bin/bash",
-            "TERM": "dumb",
-            "TMPDIR": str(self.root / "tmp"),
-            "ANTHROPIC_BASE_URL": self.endpoint.url,
-            "ANTHROPIC_API_KEY": "sk-ant-scripted-dummy-key",
-            # Nothing of the CLI's own goes to the network: no updater, telemetry, error reports.
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "MNEMO_DB": str(self.db),
-            "MNEMO_HOOK_LOG": str(self.hook_log),
-        })
+        env.update(
+            {
+                "HOME": str(self.home),
+                "USER": os.environ.get("USER", "dev"),
+                "SHELL": "/bin/bash",
+                "TERM": "dumb",
+                "TMPDIR": str(self.root / "tmp"),
+                "ANTHROPIC_BASE_URL": self.endpoint.url,
+                "ANTHROPIC_API_KEY": "sk-ant-scripted-dummy-key",
+                # Nothing of the CLI's own goes to the network: no updater, telemetry, error reports.
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+                "MNEMO_DB": str(self.db),
+                "MNEMO_HOOK_LOG": str(self.hook_log),
+            }
+        )
         if self.embed_model:
             env["MNEMO_EMBED_MODEL"] = self.embed_model
         # The venv's bin first, so `mnemo-mcp` and the venv's python are found as a user's shell would.
@@ -238,8 +260,15 @@ class ClaudeSandbox:
     # Running ---------------------------------------------------------------------------------
     def mnemo(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run `mnemo-mcp ARGS` in the project with the sandbox's environment (same MNEMO_DB)."""
-        p = subprocess.run([self.mnemo_exe, *args], cwd=self.project, env=self.env(), capture_output=True,
-                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        p = subprocess.run(
+            [self.mnemo_exe, *args],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         if check and p.returncode != 0:
             raise RuntimeError(f"mnemo-mcp {' '.join(args)} failed ({p.returncode}): {p.stderr}")
         return p
@@ -247,8 +276,14 @@ class ClaudeSandbox:
     def mnemo_json(self, *args: str) -> Any:
         return json.loads(self.mnemo("--json", *args).stdout)
 
-    def prompt(self, text: str, resume: str | None = None, timeout: float = PROMPT_TIMEOUT,
-               extra_args: tuple[str, ...] = (), debug: bool = True) -> Result:
+    def prompt(
+        self,
+        text: str,
+        resume: str | None = None,
+        timeout: float = PROMPT_TIMEOUT,
+        extra_args: tuple[str, ...] = (),
+        debug: bool = True,
+    ) -> Result:
         """One `claude -p TEXT --output-format json` (with `--resume SESSION` for a later prompt)."""
         args = [self.claude, "-p", text, "--output-format", "json"]
         if resume:
@@ -261,8 +296,16 @@ class ClaudeSandbox:
         args += list(extra_args)
         start = time.monotonic()
         # Its own process group, so a timeout ends the CLI and everything it started (MCP server, hooks).
-        proc = subprocess.Popen(args, cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            args,
+            cwd=self.project,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(timeout=timeout)
             rc = proc.returncode

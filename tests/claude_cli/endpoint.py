@@ -32,13 +32,14 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any
 
 Block = dict[str, Any]
-Step = Union[str, Block, list[Block], Callable[["Request"], Any]]
+Step = str | Block | list[Block] | Callable[["Request"], Any]
 
 SIDE_TEXT = "Scripted session"
 EXHAUSTED = "(the scripted endpoint has no step left for this request)"
@@ -60,7 +61,12 @@ def _next_id() -> int:
 
 def tool_use(name: str, input: dict[str, Any] | None = None, id: str | None = None, **kwargs: Any) -> Block:
     """A tool_use block: `tool_use("Bash", {"command": "make test"})` or `tool_use("Bash", command="make test")`."""
-    return {"type": "tool_use", "id": id or f"toolu_{_next_id():04d}", "name": name, "input": {**(input or {}), **kwargs}}
+    return {
+        "type": "tool_use",
+        "id": id or f"toolu_{_next_id():04d}",
+        "name": name,
+        "input": {**(input or {}), **kwargs},
+    }
 
 
 def bash(command: str, description: str = "Run a command", **extra: Any) -> Block:
@@ -119,14 +125,27 @@ class Request:
             out = []
             for c in m.get("content") if isinstance(m.get("content"), list) else []:
                 if isinstance(c, dict) and c.get("type") == "tool_result":
-                    out.append({"tool_use_id": c.get("tool_use_id"), "content": _flatten(c.get("content")),
-                                "is_error": bool(c.get("is_error"))})
+                    out.append(
+                        {
+                            "tool_use_id": c.get("tool_use_id"),
+                            "content": _flatten(c.get("content")),
+                            "is_error": bool(c.get("is_error")),
+                        }
+                    )
             return out
         return []
 
     def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "time": self.time, "method": self.method, "path": self.path, "kind": self.kind,
-                "step": self.step, "headers": self.headers, "body": self.body}
+        return {
+            "n": self.n,
+            "time": self.time,
+            "method": self.method,
+            "path": self.path,
+            "kind": self.kind,
+            "step": self.step,
+            "headers": self.headers,
+            "body": self.body,
+        }
 
 
 def _flatten(content: Any) -> str:
@@ -159,8 +178,13 @@ def is_main(body: Any) -> bool:
 class ScriptedEndpoint:
     """`with ScriptedEndpoint([...]) as ep:` serves on 127.0.0.1 at `ep.url` until the block ends."""
 
-    def __init__(self, script: list[Step] | None = None, side_text: str = SIDE_TEXT,
-                 record_path: str | Path | None = None, is_main: Callable[[Any], bool] = is_main) -> None:
+    def __init__(
+        self,
+        script: list[Step] | None = None,
+        side_text: str = SIDE_TEXT,
+        record_path: str | Path | None = None,
+        is_main: Callable[[Any], bool] = is_main,
+    ) -> None:
         self.script: list[Step] = list(script or [])
         self.side_text = side_text
         self.record_path = Path(record_path) if record_path else None
@@ -213,7 +237,7 @@ class ScriptedEndpoint:
                 with open(self.record_path, "a", encoding="utf-8") as f:
                     f.write(json.dumps(req.to_json(), ensure_ascii=False) + "\n")
 
-    def start(self) -> "ScriptedEndpoint":
+    def start(self) -> ScriptedEndpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -231,7 +255,9 @@ class ScriptedEndpoint:
                     body = raw.decode("utf-8", "replace")
                 with endpoint._lock:
                     n = len(endpoint.requests) + 1
-                return Request(n, self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time())
+                return Request(
+                    n, self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time()
+                )
 
             def _json(self, status: int, obj: Any) -> None:
                 data = json.dumps(obj).encode()
@@ -313,7 +339,7 @@ class ScriptedEndpoint:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "ScriptedEndpoint":
+    def __enter__(self) -> ScriptedEndpoint:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -339,18 +365,40 @@ def _stop_reason(blocks: list[Block]) -> str:
 
 
 def _message(blocks: list[Block], model: str, body: dict[str, Any]) -> dict[str, Any]:
-    return {"id": f"msg_scripted_{_next_id():06d}", "type": "message", "role": "assistant", "model": model,
-            "content": blocks, "stop_reason": _stop_reason(blocks), "stop_sequence": None, "usage": _usage(20)}
+    return {
+        "id": f"msg_scripted_{_next_id():06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": _stop_reason(blocks),
+        "stop_sequence": None,
+        "usage": _usage(20),
+    }
 
 
 def sse_events(blocks: list[Block], model: str = MODEL) -> list[tuple[str, dict[str, Any]]]:
     """The server-sent events of one streamed message, as the Messages API sends them."""
     events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": f"msg_scripted_{_next_id():06d}", "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None, "usage": _usage(1)}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_scripted_{_next_id():06d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": _usage(1),
+                },
+            },
+        ),
         ("ping", {"type": "ping"}),
     ]
+
     def event(kind: str, **data: Any) -> None:
         events.append((kind, {"type": kind, **data}))
 
@@ -361,13 +409,21 @@ def sse_events(blocks: list[Block], model: str = MODEL) -> list[tuple[str, dict[
             for chunk in re.findall(r".{1,40}", b["text"], re.S) or [""]:
                 event("content_block_delta", index=i, delta={"type": "text_delta", "text": chunk})
         elif b["type"] == "tool_use":
-            event("content_block_start", index=i, content_block={"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}})
+            event(
+                "content_block_start",
+                index=i,
+                content_block={"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}},
+            )
             raw = json.dumps(b.get("input") or {})
             for j in range(0, len(raw), 64):
-                event("content_block_delta", index=i, delta={"type": "input_json_delta", "partial_json": raw[j:j + 64]})
+                event(
+                    "content_block_delta", index=i, delta={"type": "input_json_delta", "partial_json": raw[j : j + 64]}
+                )
         else:
             raise ValueError(f"unsupported block type {b['type']!r}")
         event("content_block_stop", index=i)
-    event("message_delta", delta={"stop_reason": _stop_reason(blocks), "stop_sequence": None}, usage={"output_tokens": 20})
+    event(
+        "message_delta", delta={"stop_reason": _stop_reason(blocks), "stop_sequence": None}, usage={"output_tokens": 20}
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
