@@ -5,6 +5,7 @@ storage. (In the manner of basic-memory's architecture test.)"""
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -303,3 +304,20 @@ def test_benchmarks_run_no_sql_of_their_own():
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(k in node.value for k in keywords)
     ]
     assert not offenders, offenders
+
+
+def test_the_readme_layout_names_every_module_and_folder():
+    """The layout section is the map a newcomer reads first: a module it does not name is one it
+    hides, and a name it keeps after a module is gone sends the reader to nothing."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("## Layout", 1)[1].split("```")[1]
+    words = set(re.findall(r"[A-Za-z_][\w]*", layout))
+    missing = [
+        str(p.relative_to(PACKAGE.parent))
+        for p in PACKAGE.rglob("*.py")
+        if p.stem not in ("__init__", "__main__") and p.stem not in words
+    ]
+    assert not missing, f"modules the README's layout does not name: {missing}"
+    folders = re.findall(r"^((?:mnemo_mcp|benchmarks|tests)/[\w/]*?)(?:\.py)?\s", layout, flags=re.M)
+    gone = [f for f in folders if not (PACKAGE.parent / f).exists() and not (PACKAGE.parent / f"{f}.py").exists()]
+    assert not gone, f"paths in the README's layout that do not exist: {gone}"

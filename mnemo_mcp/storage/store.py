@@ -1,4 +1,9 @@
-"""All SQL lives here. The service calls these methods inside `db.write()` / `db.read()` blocks."""
+"""The SQLite store: `storage.interface.MemoryStore` on one file (apsw, sqlite-vec, FTS5).
+
+The memories' own reads and writes are here; reads, upkeep, cases and the dashboard's listings are
+mixins in search.py, maintenance.py, cases.py and browse.py, so each file stays readable. The
+service calls these methods inside `db.write()` / `db.read()` blocks; no SQL lives outside
+`storage/`."""
 
 from __future__ import annotations
 
