@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print results as JSON")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
+    # `--help` lists commands in the order they are added: the groups below keep that order.
     sub.add_parser("serve", help="serve MCP over stdio (the default)")
+    _add_memory_commands(sub)
+    _add_browse_commands(sub)
+    _add_maintenance_commands(sub)
+    _add_install_commands(sub)
+
+    from .recovery_cli import add_commands
+
+    add_commands(sub)  # doctor, restore-backup
+    _add_tool_commands(sub)
+    _add_transfer_commands(sub)
+    return p
+
+
+def _add_memory_commands(sub: Any) -> None:
+    """write, read, feedback, rate, quality."""
+    import argparse
 
     w = sub.add_parser("write", help="store a memory")
     w.add_argument("content", help="memory text ('-' reads standard input)")
@@ -87,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser("quality", help="show a memory's quality score and history")
     q.add_argument("memory_id")
 
+
+def _add_browse_commands(sub: Any) -> None:
+    """list, release, stats, delete."""
     ls = sub.add_parser("list", help="list memories, newest first (filters: source, type, tag, tier)")
     ls.add_argument("--source", help="only memories stored this way, e.g. capture (what the hooks learned) or write")
     ls.add_argument("--type", dest="memory_type", help="only this memory type, e.g. case")
@@ -107,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("delete", help="erase a memory permanently")
     d.add_argument("memory_id")
 
+
+def _add_maintenance_commands(sub: Any) -> None:
+    """consolidate, restore, archive."""
     c = sub.add_parser("consolidate", help="archive unused memories, move tiers, merge near-duplicates, decay links")
     c.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     c.add_argument("--now", help="run as of this ISO-8601 date, e.g. 2027-06-01 (simulations, tests)")
@@ -118,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     ar.add_argument("memory_id")
     ar.add_argument("--reason")
 
+
+def _add_install_commands(sub: Any) -> None:
+    """install, uninstall."""
     ins = sub.add_parser("install", help="register mnemo-mcp (server and hooks) with a client: `install claude`")
     ins.add_argument("client", choices=("claude",), help="the client to configure (Claude Code)")
     ins.add_argument(
@@ -131,9 +157,9 @@ def _parser() -> argparse.ArgumentParser:
     un.add_argument("client", choices=("claude",))
     un.add_argument("--scope", choices=("user", "project"), default="user")
 
-    from .recovery_cli import add_commands
 
-    add_commands(sub)  # doctor, restore-backup
+def _add_tool_commands(sub: Any) -> None:
+    """backup, dashboard, hook."""
     bk = sub.add_parser("backup", help="a consistent copy of the database, safe while servers write")
     bk.add_argument("path")
     bk.add_argument("--force", action="store_true", help="replace an existing file")
@@ -145,12 +171,14 @@ def _parser() -> argparse.ArgumentParser:
     h = sub.add_parser("hook", help="handle a Claude Code hook event (JSON on standard input); always exits 0")
     h.add_argument("event", help="UserPromptSubmit, PostToolUse, PostToolUseFailure or SessionStart")
 
+
+def _add_transfer_commands(sub: Any) -> None:
+    """export, import."""
     e = sub.add_parser("export", help="write every memory and its learned state as JSON lines")
     e.add_argument("-o", "--output", help="file (default: standard output)")
 
     i = sub.add_parser("import", help="load a JSON lines export")
     i.add_argument("input", help="file ('-' reads standard input)")
-    return p
 
 
 def _settings(args: argparse.Namespace):
@@ -241,96 +269,114 @@ def _human_kv(r) -> None:
         print(f"{k}: {json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v}")
 
 
+def _write(svc, args: argparse.Namespace) -> None:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    meta = json.loads(args.metadata) if args.metadata else None
+    r = svc.write(
+        content,
+        tags=args.tag,
+        memory_type=args.memory_type,
+        metadata=meta,
+        domain=args.domain,
+        supersedes=args.supersedes,
+        allow_duplicate=args.allow_duplicate,
+        source=args.source,
+        by="cli",
+    )
+    _print(r, args.json, _human_kv)
+
+
+def _read(svc, args: argparse.Namespace) -> None:
+    r = svc.read(
+        args.query,
+        top_k=args.top_k,
+        tags=args.tag,
+        domain=args.domain,
+        min_relevance=args.min_relevance,
+        include_archived=args.include_archived,
+        expand_associations=args.expand,
+    )
+    _print(r, args.json, _human_read)
+
+
+def _consolidate(svc, args: argparse.Namespace) -> None:
+    now = _parse_now(args.now) if args.now else None
+    _print(svc.consolidate(dry_run=args.dry_run, now=now), args.json, _human_consolidation)
+
+
+def _feedback(svc, args: argparse.Namespace) -> None:
+    r = svc.feedback(
+        args.memory_ids,
+        outcome=args.outcome,
+        read_id=args.read_id,
+        query_concepts=args.query_concepts,
+        response=args.response,
+        source="cli",
+    )
+    _print(r, args.json, _human_kv)
+
+
+def _list(svc, args: argparse.Namespace) -> None:
+    page = svc.browse_list(
+        None,
+        source=args.source,
+        memory_type=args.memory_type,
+        tags=args.tag,
+        tier=args.tier,
+        archived=args.archived,
+        sort=args.sort,
+        limit=args.limit,
+        quarantined=args.quarantined,
+    )
+    _print(page, args.json, _human_list)
+
+
+def _export(svc, args: argparse.Namespace) -> None:
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for rec in svc.export():
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def _import(svc, args: argparse.Namespace) -> None:
+    src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    try:
+        records = (_json_line(line, n) for n, line in enumerate(src, start=1) if line.strip())
+        _print(svc.import_records(records), args.json, _human_kv)
+    finally:
+        if src is not sys.stdin:
+            src.close()
+
+
+# The commands that run against an open MemoryService; main() dispatches the others itself.
+_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
+    "write": _write,
+    "read": _read,
+    "consolidate": _consolidate,
+    "backup": lambda svc, a: _print(svc.backup(a.path, overwrite=a.force), a.json, _human_kv),
+    "restore": lambda svc, a: _print(svc.restore(a.memory_id), a.json, _human_kv),
+    "archive": lambda svc, a: _print(svc.archive(a.memory_id, reason=a.reason), a.json, _human_kv),
+    "feedback": _feedback,
+    "rate": lambda svc, a: _print(svc.rate(a.memory_id, rating=a.rating, reason=a.reason), a.json, _human_kv),
+    "quality": lambda svc, a: _print(svc.quality(a.memory_id), a.json, _human_kv),
+    "stats": lambda svc, a: _print(svc.stats(), a.json, _human_kv),
+    "list": _list,
+    "release": lambda svc, a: _print(svc.release(a.memory_id, by="cli"), a.json, _human_kv),
+    "delete": lambda svc, a: _print(svc.delete(a.memory_id), a.json, _human_kv),
+    "export": _export,
+    "import": _import,
+}
+
+
 def _run(args: argparse.Namespace) -> int:
     from .service import MemoryService
 
     svc = MemoryService(_settings(args))
     try:
-        cmd = args.command
-        if cmd == "write":
-            content = sys.stdin.read() if args.content == "-" else args.content
-            meta = json.loads(args.metadata) if args.metadata else None
-            r = svc.write(
-                content,
-                tags=args.tag,
-                memory_type=args.memory_type,
-                metadata=meta,
-                domain=args.domain,
-                supersedes=args.supersedes,
-                allow_duplicate=args.allow_duplicate,
-                source=args.source,
-                by="cli",
-            )
-            _print(r, args.json, _human_kv)
-        elif cmd == "read":
-            r = svc.read(
-                args.query,
-                top_k=args.top_k,
-                tags=args.tag,
-                domain=args.domain,
-                min_relevance=args.min_relevance,
-                include_archived=args.include_archived,
-                expand_associations=args.expand,
-            )
-            _print(r, args.json, _human_read)
-        elif cmd == "consolidate":
-            now = _parse_now(args.now) if args.now else None
-            _print(svc.consolidate(dry_run=args.dry_run, now=now), args.json, _human_consolidation)
-        elif cmd == "backup":
-            _print(svc.backup(args.path, overwrite=args.force), args.json, _human_kv)
-        elif cmd == "restore":
-            _print(svc.restore(args.memory_id), args.json, _human_kv)
-        elif cmd == "archive":
-            _print(svc.archive(args.memory_id, reason=args.reason), args.json, _human_kv)
-        elif cmd == "feedback":
-            r = svc.feedback(
-                args.memory_ids,
-                outcome=args.outcome,
-                read_id=args.read_id,
-                query_concepts=args.query_concepts,
-                response=args.response,
-                source="cli",
-            )
-            _print(r, args.json, _human_kv)
-        elif cmd == "rate":
-            _print(svc.rate(args.memory_id, rating=args.rating, reason=args.reason), args.json, _human_kv)
-        elif cmd == "quality":
-            _print(svc.quality(args.memory_id), args.json, _human_kv)
-        elif cmd == "stats":
-            _print(svc.stats(), args.json, _human_kv)
-        elif cmd == "list":
-            page = svc.browse_list(
-                None,
-                source=args.source,
-                memory_type=args.memory_type,
-                tags=args.tag,
-                tier=args.tier,
-                archived=args.archived,
-                sort=args.sort,
-                limit=args.limit,
-                quarantined=args.quarantined,
-            )
-            _print(page, args.json, _human_list)
-        elif cmd == "release":
-            _print(svc.release(args.memory_id, by="cli"), args.json, _human_kv)
-        elif cmd == "delete":
-            _print(svc.delete(args.memory_id), args.json, _human_kv)
-        elif cmd == "export":
-            out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-            try:
-                for rec in svc.export():
-                    out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            finally:
-                if out is not sys.stdout:
-                    out.close()
-        elif cmd == "import":
-            src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
-            try:
-                records = (_json_line(line, n) for n, line in enumerate(src, start=1) if line.strip())
-                _print(svc.import_records(records), args.json, _human_kv)
-            finally:
-                if src is not sys.stdin:
-                    src.close()
+        _COMMANDS[args.command](svc, args)
         return 0
     finally:
         svc.close()

@@ -61,6 +61,39 @@ def _calls_since_prompts(calls: list[Call], prompts: int, until_id: str | None) 
     return [c for c in calls[start:end] if c[1] != "prompt"]
 
 
+def _last_failure(events: list[dict[str, Any]], identity: str) -> dict[str, Any] | None:
+    """The failure that the newest run of this check left open (None once a run passed)."""
+    from .sessions import CHECK
+
+    failure = None
+    for e in events:
+        if (
+            e["kind"] == CHECK
+            and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity
+        ):
+            failure = e if e["detail"].get("status") == "fail" else None
+    return failure
+
+
+def _window_since(
+    events: list[dict[str, Any]], failure: dict[str, Any], calls: list[Call], tool_use_id: str | None
+) -> tuple[int, list[Call]]:
+    """Where the changes this run of the check judges begin (an event seq), and the calls since:
+    since the failure; when the user said it still failed after it, since the next turn (the
+    changes before that reaction already have their outcome)."""
+    from .sessions import OUTCOME, TURN
+
+    start_seq, after_id = failure["seq"], failure["detail"].get("tool_use_id")
+    for e in events:
+        if e["seq"] > failure["seq"] and e["kind"] == OUTCOME and e["detail"].get("label") == "failed":
+            turn_starts = [t["seq"] for t in events if t["kind"] == TURN and t["seq"] > e["seq"]]
+            start_seq, after_id = (turn_starts[0] if turn_starts else e["seq"]), None
+    if after_id:
+        return start_seq, _calls_between(calls, after_id, tool_use_id)
+    turns_since = sum(1 for e in events if e["kind"] == TURN and e["seq"] >= start_seq)
+    return start_seq, _calls_since_prompts(calls, max(turns_since, 1), tool_use_id)
+
+
 class Capture(Part):
     def __init__(self, ctx: ServiceContext, *, log: SessionLog, learning: Learning, writing: Writing):
         super().__init__(ctx)
@@ -337,31 +370,15 @@ class Capture(Part):
     ) -> str | None:
         """A check's result closes the window opened by the last failure of the same check: a
         pass after changes makes a fix case, a failure after changes a failed attempt."""
-        from .sessions import CHECK, OUTCOME, TURN
+        from .sessions import TURN
 
         if not self._capturing("fixes"):
             return None
         identity = identity or cases.check_identity(check)
-        failure = None
-        for e in events:
-            if (
-                e["kind"] == CHECK
-                and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity
-            ):
-                failure = e if e["detail"].get("status") == "fail" else None
+        failure = _last_failure(events, identity)
         if failure is None:
             return None
-        # Changes since the failure; when the user said it still failed after it, since that turn.
-        start_seq, after_id = failure["seq"], failure["detail"].get("tool_use_id")
-        for e in events:
-            if e["seq"] > failure["seq"] and e["kind"] == OUTCOME and e["detail"].get("label") == "failed":
-                turn_starts = [t["seq"] for t in events if t["kind"] == TURN and t["seq"] > e["seq"]]
-                start_seq, after_id = (turn_starts[0] if turn_starts else e["seq"]), None
-        if after_id:
-            window = _calls_between(calls, after_id, tool_use_id)
-        else:
-            turns_since = sum(1 for e in events if e["kind"] == TURN and e["seq"] >= start_seq)
-            window = _calls_since_prompts(calls, max(turns_since, 1), tool_use_id)
+        start_seq, window = _window_since(events, failure, calls, tool_use_id)
         files = [e["detail"]["file"] for e in events if e["kind"] == EDIT and e["seq"] > start_seq]
         files = list(dict.fromkeys(files + [w for _, name, w in window if name != "Bash"]))
         commands = self._changes(window)
@@ -371,14 +388,7 @@ class Capture(Part):
         changed = cases.describe_changes(files, commands)
         turns = [e for e in events if e["kind"] == TURN]
         ask = turns[-1]["detail"].get("ask", "") if turns else ""
-        if status == "pass":
-            kind, label, value = "fix", cases.WORKED, self.settings.outcome_worked
-            text = f"`{check}` failed with `{old_sig}`; fixed by {changed}."
-        else:
-            kind, label, value = "attempt", cases.FAILED, self.settings.outcome_failed
-            text = f"`{check}` failed with `{old_sig}`; tried {changed}; it still failed" + (
-                f" with `{signature}`." if signature and signature != old_sig else "."
-            )
+        kind, label, value, text = self._check_verdict(status, check, old_sig, signature, changed)
         if ask:
             text += f"\nAsked: {' '.join(ask.split())[:ASK_CHARS]}"
         mid = self._case(
@@ -405,6 +415,18 @@ class Capture(Part):
                     detail={"origin": "check", "kind": kind, "outcome": label},
                 )
         return mid
+
+    def _check_verdict(
+        self, status: str, check: str, old_sig: str, signature: str | None, changed: str
+    ) -> tuple[str, str, float, str]:
+        """-> (kind, outcome label, outcome value, text) of the case a check's run makes."""
+        if status == "pass":
+            text = f"`{check}` failed with `{old_sig}`; fixed by {changed}."
+            return "fix", cases.WORKED, self.settings.outcome_worked, text
+        text = f"`{check}` failed with `{old_sig}`; tried {changed}; it still failed" + (
+            f" with `{signature}`." if signature and signature != old_sig else "."
+        )
+        return "attempt", cases.FAILED, self.settings.outcome_failed, text
 
     # --- storing cases ------------------------------------------------------------------------
 
