@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
+from starlette.datastructures import FormData, Headers, QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -120,11 +120,39 @@ def _static(name: str) -> bytes:
     return resources.files("mnemo_mcp.web").joinpath("static", name).read_bytes()
 
 
+Call = Callable[..., Awaitable[Any]]
+CtxOf = Callable[[Request], parts.Ctx]
+Handler = Callable[[Request], Awaitable[Response]]
+ACTIONS = ("rate", "archive", "restore", "release", "delete")
+
+
 def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) -> Starlette:
     """The dashboard for one MemoryService. `port` is the one the server listens on: the Host
     and Origin checks compare against it."""
     csrf_token = csrf or secrets.token_urlsafe(32)
-    lock = threading.Lock()  # one request at a time on the service's connection
+    call = _one_at_a_time()
+    ctx = _context(service, csrf_token)
+    routes = [
+        Route("/", _list_view(service, call, ctx), methods=["GET"]),
+        Route("/analytics", _analytics_view(service, call, ctx), methods=["GET"]),
+        Route("/memory/{mid}", _detail_view(service, call, ctx), methods=["GET"]),
+        Route("/memory/{mid}/confirm-delete", _confirm_delete_view(service, call, ctx), methods=["GET"]),
+        Route("/static/{name}", _static_view, methods=["GET"]),
+    ]
+    # Every path that changes something answers POST only (GET gets 405).
+    routes += [
+        Route(f"/memory/{{mid}}/{kind}", _action(kind, service, call, ctx, csrf_token), methods=["POST"])
+        for kind in ACTIONS
+    ]
+    app = Starlette(routes=routes, exception_handlers={Exception: _on_error})
+    app.add_middleware(Guard, port=port, token=token)
+    app.state.csrf = csrf_token
+    return app
+
+
+def _one_at_a_time() -> Call:
+    """Runs service calls in the thread pool, one at a time: they share the service's connection."""
+    lock = threading.Lock()
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def locked() -> Any:
@@ -133,6 +161,10 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
 
         return await run_in_threadpool(locked)
 
+    return call
+
+
+def _context(service: Any, csrf_token: str) -> CtxOf:
     def ctx(request: Request, flash: tuple[str, str] | None = None) -> parts.Ctx:
         kept = [(k, v) for k, v in request.query_params.multi_items() if k not in FLASH_KEYS]
         here = request.url.path + ("?" + urlencode(kept) if kept else "")
@@ -142,44 +174,65 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
             csrf=csrf_token, here=here, db_path=str(service.settings.db), scope=service.default_scope(), flash=flash
         )
 
-    def html(body: str, status: int = 200) -> HTMLResponse:
-        return HTMLResponse(body, status_code=status)
+    return ctx
 
-    def fail(request: Request, err: Exception) -> HTMLResponse:
-        status = 404 if isinstance(err, NotFound) else 400
-        return html(pages.error_page(ctx(request), status, str(err)), status)
 
+def _html(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status)
+
+
+def _fail(ctx: parts.Ctx, err: Exception) -> HTMLResponse:
+    status = 404 if isinstance(err, NotFound) else 400
+    return _html(pages.error_page(ctx, status, str(err)), status)
+
+
+async def _on_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, MnemoError):
+        return _html(pages.error_page(None, 500, str(exc)), 500)
+    log.exception("dashboard error")
+    return _html(pages.error_page(None, 500, "internal error; see the terminal running the dashboard"), 500)
+
+
+# --- pages ---------------------------------------------------------------------------------------
+
+
+def _list_params(p: QueryParams) -> tuple[dict[str, Any], int]:
+    """The list's filters from the query string, and how many memories a page shows."""
+    tags = [t.strip() for raw in p.getlist("tags") for t in raw.split(",") if t.strip()]
+    try:
+        number = max(1, int(p.get("page") or 1))
+    except ValueError:
+        number = 1
+    params: dict[str, Any] = {
+        "q": p.get("q", "").strip(),
+        "tags": tags,
+        "type": p.get("type", ""),
+        "tier": p.get("tier", ""),
+        "source": p.get("source", ""),
+        "quarantined": p.get("quarantined", ""),
+        "archived": p.get("archived", "live"),
+        "domain": p.get("domain", ""),
+        "sort": p.get("sort", "newest"),
+        "page": number,
+    }
+    limit = 50
+    if params["q"]:
+        # A search shows the read's top k (memory_read's default is 5): more would rank
+        # below-threshold noise the model never sees.
+        k = p.get("k", "10")
+        limit = int(k) if k.isdigit() and int(k) in parts.SEARCH_SIZES else 10
+        params["k"] = limit
+    return params, limit
+
+
+def _list_view(service: Any, call: Call, ctx: CtxOf) -> Handler:
     async def list_view(request: Request) -> Response:
-        p = request.query_params
-        tags = [t.strip() for raw in p.getlist("tags") for t in raw.split(",") if t.strip()]
-        try:
-            number = max(1, int(p.get("page") or 1))
-        except ValueError:
-            number = 1
-        params = {
-            "q": p.get("q", "").strip(),
-            "tags": tags,
-            "type": p.get("type", ""),
-            "tier": p.get("tier", ""),
-            "source": p.get("source", ""),
-            "quarantined": p.get("quarantined", ""),
-            "archived": p.get("archived", "live"),
-            "domain": p.get("domain", ""),
-            "sort": p.get("sort", "newest"),
-            "page": number,
-        }
-        limit = 50
-        if params["q"]:
-            # A search shows the read's top k (memory_read's default is 5): more would rank
-            # below-threshold noise the model never sees.
-            k = p.get("k", "10")
-            limit = int(k) if k.isdigit() and int(k) in parts.SEARCH_SIZES else 10
-            params["k"] = limit
+        params, limit = _list_params(request.query_params)
         try:
             page = await call(
                 service.browse_list,
                 params["q"] or None,
-                tags=tags or None,
+                tags=params["tags"] or None,
                 memory_type=params["type"] or None,
                 tier=params["tier"] or None,
                 source=params["source"] or None,
@@ -188,98 +241,96 @@ def create_app(service: Any, *, port: int, token: str, csrf: str | None = None) 
                 domain=params["domain"] or None,
                 sort=params["sort"],
                 limit=limit,
-                offset=(number - 1) * limit,
+                offset=(params["page"] - 1) * limit,
             )
             facets = await call(service.browse_facets)
         except (InvalidInput, NotFound) as err:
-            return fail(request, err)
-        return html(pages.list_page(ctx(request), page, facets, params))
+            return _fail(ctx(request), err)
+        return _html(pages.list_page(ctx(request), page, facets, params))
 
+    return list_view
+
+
+def _detail_view(service: Any, call: Call, ctx: CtxOf) -> Handler:
     async def detail_view(request: Request) -> Response:
         try:
             detail = await call(service.browse_memory, request.path_params["mid"])
         except (InvalidInput, NotFound, AmbiguousId) as err:
-            return fail(request, err)
-        return html(pages.detail_page(ctx(request), detail))
+            return _fail(ctx(request), err)
+        return _html(pages.detail_page(ctx(request), detail))
 
+    return detail_view
+
+
+def _confirm_delete_view(service: Any, call: Call, ctx: CtxOf) -> Handler:
     async def confirm_delete_view(request: Request) -> Response:
         try:
             detail = await call(service.browse_memory, request.path_params["mid"], feedback_limit=1)
         except (InvalidInput, NotFound, AmbiguousId) as err:
-            return fail(request, err)
+            return _fail(ctx(request), err)
         back = local_path(request.query_params.get("next"), f"/memory/{detail.memory.id}")
-        return html(pages.confirm_delete_page(ctx(request), detail.memory, back))
+        return _html(pages.confirm_delete_page(ctx(request), detail.memory, back))
 
+    return confirm_delete_view
+
+
+def _analytics_view(service: Any, call: Call, ctx: CtxOf) -> Handler:
     async def analytics_view(request: Request) -> Response:
-        return html(pages.analytics_page(ctx(request), await call(service.browse_analytics)))
+        return _html(pages.analytics_page(ctx(request), await call(service.browse_analytics)))
 
-    async def static_view(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name not in STATIC:
-            return PlainTextResponse("not found", status_code=404)
-        return Response(_static(name), media_type=STATIC[name])
+    return analytics_view
 
-    def action(kind: str) -> Callable[[Request], Any]:
-        async def handle(request: Request) -> Response:
-            form = await request.form()
-            if not secrets.compare_digest(str(form.get("csrf", "")).encode(), csrf_token.encode()):
-                return PlainTextResponse(
-                    "403 Forbidden: missing or wrong CSRF token; reload the page\n", status_code=403
-                )
-            mid = request.path_params["mid"]
-            try:
-                if kind == "rate":
-                    try:
-                        rating = int(str(form.get("rating", "")))
-                    except ValueError:
-                        raise InvalidInput("rating must be 1, 0 or -1") from None
-                    result = await call(service.rate, mid, rating=rating, reason=str(form.get("reason") or "") or None)
-                    flash = {1: "rated-up", -1: "rated-down"}.get(rating, "rated-neutral")
-                elif kind == "archive":
-                    result = await call(service.archive, mid, reason="archived from the dashboard")
-                    flash = "archived"
-                elif kind == "restore":
-                    result = await call(service.restore, mid)
-                    flash = "restored"
-                elif kind == "release":  # a person, in the dashboard: the only place besides the CLI
-                    result = await call(service.release, mid, by="dashboard")
-                    flash = "released"
-                else:
-                    result = await call(service.delete, mid)
-                    flash = "deleted"
-            except (InvalidInput, NotFound, AmbiguousId) as err:
-                return fail(request, err)
-            back = local_path(str(form.get("next") or ""), "/")
-            if kind == "delete" and back.startswith(f"/memory/{result.id}"):
-                back = "/"  # its own page is gone
-            path, _, query = back.partition("?")
-            kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in FLASH_KEYS]
-            anchor = "" if kind == "delete" else f"#m-{result.id}"
-            return RedirectResponse(
-                url(path, {}) + "?" + urlencode(kept + [("flash", flash), ("fid", result.id)]) + anchor, status_code=303
-            )
 
-        return handle
+async def _static_view(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in STATIC:
+        return PlainTextResponse("not found", status_code=404)
+    return Response(_static(name), media_type=STATIC[name])
 
-    async def on_error(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, MnemoError):
-            return html(pages.error_page(None, 500, str(exc)), 500)
-        log.exception("dashboard error")
-        return html(pages.error_page(None, 500, "internal error; see the terminal running the dashboard"), 500)
 
-    routes = [
-        Route("/", list_view, methods=["GET"]),
-        Route("/analytics", analytics_view, methods=["GET"]),
-        Route("/memory/{mid}", detail_view, methods=["GET"]),
-        Route("/memory/{mid}/confirm-delete", confirm_delete_view, methods=["GET"]),
-        Route("/static/{name}", static_view, methods=["GET"]),
-    ]
-    # Every path that changes something answers POST only (GET gets 405).
-    routes += [
-        Route(f"/memory/{{mid}}/{kind}", action(kind), methods=["POST"])
-        for kind in ("rate", "archive", "restore", "release", "delete")
-    ]
-    app = Starlette(routes=routes, exception_handlers={Exception: on_error})
-    app.add_middleware(Guard, port=port, token=token)
-    app.state.csrf = csrf_token
-    return app
+# --- actions -------------------------------------------------------------------------------------
+
+
+def _action(kind: str, service: Any, call: Call, ctx: CtxOf, csrf_token: str) -> Handler:
+    async def handle(request: Request) -> Response:
+        form = await request.form()
+        if not secrets.compare_digest(str(form.get("csrf", "")).encode(), csrf_token.encode()):
+            return PlainTextResponse("403 Forbidden: missing or wrong CSRF token; reload the page\n", status_code=403)
+        try:
+            result, flash = await _perform(kind, service, call, request.path_params["mid"], form)
+        except (InvalidInput, NotFound, AmbiguousId) as err:
+            return _fail(ctx(request), err)
+        return _redirect_back(kind, str(form.get("next") or ""), result.id, flash)
+
+    return handle
+
+
+async def _perform(kind: str, service: Any, call: Call, mid: str, form: FormData) -> tuple[Any, str]:
+    """Does `kind` to the memory; its result and the flash message the page after shows."""
+    if kind == "rate":
+        try:
+            rating = int(str(form.get("rating", "")))
+        except ValueError:
+            raise InvalidInput("rating must be 1, 0 or -1") from None
+        result = await call(service.rate, mid, rating=rating, reason=str(form.get("reason") or "") or None)
+        return result, {1: "rated-up", -1: "rated-down"}.get(rating, "rated-neutral")
+    if kind == "archive":
+        return await call(service.archive, mid, reason="archived from the dashboard"), "archived"
+    if kind == "restore":
+        return await call(service.restore, mid), "restored"
+    if kind == "release":  # a person, in the dashboard: the only place besides the CLI
+        return await call(service.release, mid, by="dashboard"), "released"
+    return await call(service.delete, mid), "deleted"
+
+
+def _redirect_back(kind: str, next_url: str, mid: str, flash: str) -> RedirectResponse:
+    """Back to the page the action came from, with the flash and scrolled to the memory's card."""
+    back = local_path(next_url, "/")
+    if kind == "delete" and back.startswith(f"/memory/{mid}"):
+        back = "/"  # its own page is gone
+    path, _, query = back.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in FLASH_KEYS]
+    anchor = "" if kind == "delete" else f"#m-{mid}"
+    return RedirectResponse(
+        url(path, {}) + "?" + urlencode(kept + [("flash", flash), ("fid", mid)]) + anchor, status_code=303
+    )

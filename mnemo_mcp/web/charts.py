@@ -150,32 +150,7 @@ def activity(days: Sequence[dict], *, label: str, width: int = 900, height: int 
     mid = top + plot_h / 2
     scale = (plot_h / 2) / ymax
     step = plot_w / max(len(days), 1)
-    parts = [
-        h(
-            '<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>',
-            x1=left,
-            x2=width - right,
-            y=_num(mid - ymax * scale),
-        ),
-        h(
-            '<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>',
-            x1=left,
-            x2=width - right,
-            y=_num(mid + ymax * scale),
-        ),
-        h(
-            '<text class="tick" x="{x}" y="{y}" text-anchor="end">+{t}</text>',
-            x=left - 4,
-            y=_num(mid - ymax * scale + 4),
-            t=ymax,
-        ),
-        h(
-            '<text class="tick" x="{x}" y="{y}" text-anchor="end">-{t}</text>',
-            x=left - 4,
-            y=_num(mid + ymax * scale + 4),
-            t=ymax,
-        ),
-    ]
+    parts = _activity_scale(left, width - right, mid, ymax, scale)
     for i, d in enumerate(days):
         x = left + i * step + step * 0.1
         w = step * 0.8
@@ -183,38 +158,13 @@ def activity(days: Sequence[dict], *, label: str, width: int = 900, height: int 
             f"{d['day']}: {d['positive']} helped, {d['negative']} misled, {d['neutral']} neutral; "
             f"{d['thumbs_up']} thumbs up, {d['thumbs_down']} thumbs down"
         )
-        y = mid
-        for key, cls in (("positive", "pos"), ("thumbs_up", "up")):
-            bh = d[key] * scale
-            if bh:
-                y -= bh
-                parts.append(
-                    h(
-                        '<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>',
-                        c=cls,
-                        x=_num(x),
-                        y=_num(y),
-                        w=_num(w),
-                        bh=_num(bh),
-                        tip=tip,
-                    )
-                )
-        y = mid
-        for key, cls in (("negative", "neg"), ("thumbs_down", "down")):
-            bh = d[key] * scale
-            if bh:
-                parts.append(
-                    h(
-                        '<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>',
-                        c=cls,
-                        x=_num(x),
-                        y=_num(y),
-                        w=_num(w),
-                        bh=_num(bh),
-                        tip=tip,
-                    )
-                )
-                y += bh
+        parts += _stack(
+            d, (("positive", "pos"), ("thumbs_up", "up")), x=x, w=w, base=mid, scale=scale, tip=tip, up=True
+        )
+        parts += _stack(
+            d, (("negative", "neg"), ("thumbs_down", "down")), x=x, w=w, base=mid, scale=scale, tip=tip, up=False
+        )
+        # A date on every bar would overlap: one a week, and the last day's to show where the window ends.
         if i % 7 == 0 or i == len(days) - 1:
             parts.append(
                 h(
@@ -228,6 +178,47 @@ def activity(days: Sequence[dict], *, label: str, width: int = 900, height: int 
         h('<line class="axis" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=left, x2=width - right, y=_num(mid))
     )
     return _svg(width, height, label, join(parts))
+
+
+def _activity_scale(x1: int, x2: int, mid: float, ymax: int, scale: float) -> list[Safe]:
+    """Grid lines at +ymax and -ymax, labelled on the left."""
+    levels = (("+", mid - ymax * scale), ("-", mid + ymax * scale))
+    lines = [
+        h('<line class="grid" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>', x1=x1, x2=x2, y=_num(y)) for _, y in levels
+    ]
+    labels = [
+        h('<text class="tick" x="{x}" y="{y}" text-anchor="end">{s}{t}</text>', x=x1 - 4, y=_num(y + 4), s=sign, t=ymax)
+        for sign, y in levels
+    ]
+    return lines + labels
+
+
+def _stack(
+    d: dict, keys: Sequence[tuple[str, str]], *, x: float, w: float, base: float, scale: float, tip: str, up: bool
+) -> list[Safe]:
+    """One day's counts for `keys`, stacked from the axis at `base`: upwards or downwards."""
+    parts = []
+    y = base
+    for key, cls in keys:
+        bh = d[key] * scale
+        if not bh:
+            continue
+        if up:
+            y -= bh
+        parts.append(
+            h(
+                '<rect class="{c}" x="{x}" y="{y}" width="{w}" height="{bh}"><title>{tip}</title></rect>',
+                c=cls,
+                x=_num(x),
+                y=_num(y),
+                w=_num(w),
+                bh=_num(bh),
+                tip=tip,
+            )
+        )
+        if not up:
+            y += bh
+    return parts
 
 
 def valence_bar(v: float, *, width: int = 90, height: int = 12) -> Safe:

@@ -139,6 +139,11 @@ def flash(ctx: Ctx) -> Safe:
 # --- pieces ----------------------------------------------------------------------------------
 
 
+def sign_class(value: float) -> str:
+    """The colour of a signed number in a table: helped, misled, or neither."""
+    return "pos" if value > 0 else "neg" if value < 0 else ""
+
+
 def quality_badge(q: float) -> Safe:
     return h(
         '<span class="badge {c}" title="quality {q} (0.5 = new, no evidence yet)">{q}</span>',
@@ -291,6 +296,15 @@ def select(name: str, current: str, options: list[tuple[str, str]], label: str) 
 
 def dl(pairs: list[tuple[str, Any]]) -> Safe:
     return h('<dl class="facts-list">{x}</dl>', x=join(h("<dt>{k}</dt><dd>{v}</dd>", k=k, v=v) for k, v in pairs))
+
+
+def grid(heads: tuple[str, ...], rows: Safe) -> Safe:
+    """A data table: a header row, then `rows` (already `<tr>` markup)."""
+    return h(
+        '<table class="grid"><thead><tr>{th}</tr></thead><tbody>{rows}</tbody></table>',
+        th=join(h("<th>{t}</th>", t=t) for t in heads),
+        rows=rows,
+    )
 
 
 def ref_link(ref) -> Safe:
