@@ -321,3 +321,20 @@ def test_the_readme_layout_names_every_module_and_folder():
     folders = re.findall(r"^((?:mnemo_mcp|benchmarks|tests)/[\w/]*?)(?:\.py)?\s", layout, flags=re.M)
     gone = [f for f in folders if not (PACKAGE.parent / f).exists() and not (PACKAGE.parent / f"{f}.py").exists()]
     assert not gone, f"paths in the README's layout that do not exist: {gone}"
+
+
+def test_package_functions_and_modules_stay_small():
+    """Split a function before ~80 lines and a module before ~600: past that, a reader cannot
+    hold it at once, and a change in one half breaks the other half unseen."""
+    too_long = []
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(PACKAGE.parent))
+        if len(source.splitlines()) > 600:
+            too_long.append(f"{name}: {len(source.splitlines())} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    too_long.append(f"{name}: {node.name} {lines} lines")
+    assert not too_long, too_long
