@@ -154,6 +154,24 @@ def test_pages_forbid_inline_scripts_framing_and_cross_site_referrers(client):
     assert re.findall(r"<script[^>]*>", r.text) == ['<script src="/static/app.js" defer>']
 
 
+def test_an_internal_error_page_keeps_the_security_headers_and_hides_the_exception(app, svc, ids, monkeypatch):
+    """Starlette answers an unhandled exception outside the guard's middleware, so the error
+    page must carry the headers itself."""
+
+    def broken() -> None:
+        raise RuntimeError("secret detail of the failure")
+
+    c = TestClient(app, base_url=BASE, raise_server_exceptions=False)
+    assert c.get(f"/?token={TOKEN}").status_code == 200
+    csp = c.get("/").headers["content-security-policy"]
+    monkeypatch.setattr(svc, "browse_analytics", broken)
+    failed = c.get("/analytics")
+    assert failed.status_code == 500
+    assert "secret detail" not in failed.text and "internal error" in failed.text
+    assert failed.headers["content-security-policy"] == csp
+    assert failed.headers["x-frame-options"] == "DENY" and failed.headers["cache-control"] == "no-store"
+
+
 def test_pages_and_assets_load_nothing_from_outside():
     static = Path(__file__).resolve().parents[1] / "mnemo_mcp" / "web"
     for f in static.rglob("*"):

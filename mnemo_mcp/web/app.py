@@ -187,10 +187,14 @@ def _fail(ctx: parts.Ctx, err: Exception) -> HTMLResponse:
 
 
 async def _on_error(request: Request, exc: Exception) -> Response:
+    # Starlette sends this answer from its outermost middleware, outside the guard that adds
+    # the security headers to every other response: they go on here.
     if isinstance(exc, MnemoError):
-        return _html(pages.error_page(None, 500, str(exc)), 500)
-    log.exception("dashboard error")
-    return _html(pages.error_page(None, 500, "internal error; see the terminal running the dashboard"), 500)
+        message = str(exc)
+    else:
+        log.exception("dashboard error")
+        message = "internal error; see the terminal running the dashboard"
+    return HTMLResponse(pages.error_page(None, 500, message), status_code=500, headers=SECURITY_HEADERS)
 
 
 # --- pages ---------------------------------------------------------------------------------------
