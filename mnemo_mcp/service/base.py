@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..core import rules
+from ..core import dedup, rules
 from ..embedding import Embedder, make_embedder
 from ..errors import NotFound
 from ..storage.interface import MemoryStore
@@ -152,6 +152,19 @@ class Part:
         row["metadata"]["quality_components"] = {k: round(v, 6) for k, v in components.items()}
         row["quality"] = quality
         return quality
+
+    def _dedup_verdict(self, new: str, old: str, similarity: float) -> dedup.Verdict:
+        """How a new text relates to a stored one (duplicate / update / different), by the
+        thresholds in the settings: writing and consolidation must judge alike."""
+        s = self.settings
+        return dedup.compare(
+            new,
+            old,
+            similarity,
+            words_alike=s.duplicate_words,
+            meaning_alike=s.duplicate_similarity,
+            synonyms_alike=s.duplicate_synonyms,
+        )
 
     def _resolve_many(self, refs: list[str]) -> tuple[list[str], list[str]]:
         found, missing = [], []

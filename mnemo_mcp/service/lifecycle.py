@@ -341,14 +341,7 @@ class Lifecycle(Part):
                         if other is None or other["metadata"].get("duplicate_allowed"):
                             continue
                         # One memory said twice merges; an update (a fact changed) never does.
-                        verdict = dedup.compare(
-                            row["content"],
-                            other["content"],
-                            sim,
-                            words_alike=s.duplicate_words,
-                            meaning_alike=s.duplicate_similarity,
-                            synonyms_alike=s.duplicate_synonyms,
-                        )
+                        verdict = self._dedup_verdict(row["content"], other["content"], sim)
                         if verdict.kind != dedup.DUPLICATE:
                             continue
                         keeper, loser = self._merge_roles(row, other)

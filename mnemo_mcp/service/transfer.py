@@ -11,6 +11,7 @@ from .. import validate
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import ImportResult
+from ..storage.interface import FEEDBACK_EVENT_FIELDS
 from .base import Part
 from .trust import quarantine_for
 
@@ -87,21 +88,7 @@ def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64
         flush()  # links and events refer to memories: store those first
         with svc.store.db.write():
             if kind == "feedback_event":
-                svc.store.add_feedback_event(
-                    {
-                        k: rec.get(k)
-                        for k in (
-                            "memory_id",
-                            "read_id",
-                            "outcome",
-                            "rate",
-                            "valence_before",
-                            "valence_after",
-                            "source",
-                            "created_at",
-                        )
-                    }
-                )
+                svc.store.add_feedback_event({k: rec.get(k) for k in FEEDBACK_EVENT_FIELDS})
                 n_events += 1
             elif kind == "association":
                 svc.store.put_association(

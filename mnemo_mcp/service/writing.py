@@ -168,14 +168,7 @@ class Writing(Part):
             if mid in replaced or sim < SIMILAR_FLOOR:
                 continue
             other = self.store.get(mid)
-            verdict = dedup.compare(
-                row["content"],
-                other["content"],
-                sim,
-                words_alike=s.duplicate_words,
-                meaning_alike=s.duplicate_similarity,
-                synonyms_alike=s.duplicate_synonyms,
-            )
+            verdict = self._dedup_verdict(row["content"], other["content"], sim)
             if verdict.kind == dedup.DUPLICATE:
                 return WriteResult(
                     id=mid,

@@ -26,6 +26,20 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+# What a feedback event carries: the keys `add_feedback_event` takes, and (with their `seq`, the
+# order they were recorded in) what `feedback_events` returns.
+FEEDBACK_EVENT_FIELDS = (
+    "memory_id",
+    "read_id",
+    "outcome",
+    "rate",
+    "valence_before",
+    "valence_after",
+    "source",
+    "created_at",
+)
+
+
 class Transactions(Protocol):
     """Every service call runs inside one of these: a consistent snapshot to read, or one atomic
     write that other processes wait for (no lost updates), committed or rolled back whole."""

@@ -26,6 +26,7 @@ import apsw
 
 from ..core.text import content_id
 from .db import _vec_extension, table_names
+from .interface import FEEDBACK_EVENT_FIELDS
 from .rows import MEMORY_COLUMNS
 from .store import Store
 
@@ -36,17 +37,7 @@ BACKFILL = 1024  # keys looked up one by one before each jump over an unreadable
 # mnemo's keys are SQLite's own rowids, which start at 1: starting the walk at 0 lets the jump
 # over an unreadable first page reach them in a few doublings.
 MIN_KEY, MAX_KEY = 0, 2**63 - 1
-FEEDBACK_COLUMNS = (
-    "seq",
-    "memory_id",
-    "read_id",
-    "outcome",
-    "rate",
-    "valence_before",
-    "valence_after",
-    "source",
-    "created_at",
-)
+FEEDBACK_COLUMNS = ("seq", *FEEDBACK_EVENT_FIELDS)
 CUE_COLUMNS = ("memory_id", "concept", "value", "count", "updated_at")
 ASSOCIATION_COLUMNS = ("a", "b", "weight", "valence", "count", "updated_at", "decayed_at")
 META_KEYS = ("embedding_model", "embedding_dim")

@@ -20,6 +20,7 @@ from . import vectors
 from .browse import BrowseQueries
 from .cases import CaseQueries
 from .db import Database
+from .interface import FEEDBACK_EVENT_FIELDS
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
 from .rows import MEMORY_COLUMNS, SELECT_MEMORIES, decode_row, encode, in_list, json_list, pack_vector
@@ -273,24 +274,13 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     def add_feedback_event(self, event: dict[str, Any]) -> None:
         self.conn.execute(
-            "INSERT INTO feedback_events(memory_id, read_id, outcome, rate, valence_before, valence_after, "
-            "source, created_at) VALUES (:memory_id, :read_id, :outcome, :rate, :valence_before, "
-            ":valence_after, :source, :created_at)",
-            event,
+            f"INSERT INTO feedback_events({', '.join(FEEDBACK_EVENT_FIELDS)}) "
+            f"VALUES ({', '.join(':' + f for f in FEEDBACK_EVENT_FIELDS)})",
+            {f: event.get(f) for f in FEEDBACK_EVENT_FIELDS},
         )
 
     def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        cols = (
-            "seq",
-            "memory_id",
-            "read_id",
-            "outcome",
-            "rate",
-            "valence_before",
-            "valence_after",
-            "source",
-            "created_at",
-        )
+        cols = ("seq", *FEEDBACK_EVENT_FIELDS)
         sql = f"SELECT {', '.join(cols)} FROM feedback_events"
         params: list[Any] = []
         if memory_id is not None:
