@@ -273,92 +273,121 @@ def verdict(context: str, mine: dict[str, str]) -> str:
     return "other case first"
 
 
-def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str) -> dict[str, Any]:
-    from mnemo_mcp.claude_install import CHECK_FILTERS
+def capture_env(root: Path, db: Path, capture: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
+    return env | {
+        "MNEMO_DB": str(db),
+        "MNEMO_HOOK_LOG": str(root / "hooks.log"),
+        "MNEMO_AUTO_CONSOLIDATE": "false",
+        "MNEMO_CAPTURE": capture,
+    }
+
+
+def make_projects(root: Path, scenarios) -> dict[str, Path]:
+    """Every story's project folder (a git checkout); the first folder of each ecosystem."""
+    projects = {}
+    for sc in scenarios:
+        folder = root / sc["project"]
+        (folder / ".git").mkdir(parents=True, exist_ok=True)
+        projects.setdefault(sc["ecosystem"], folder)
+    return projects
+
+
+def teach(
+    hooks: Hooks, root: Path, scenarios, env: dict[str, str], filters: list[str]
+) -> tuple[dict[str, dict[str, str]], list[int]]:
+    """Every story's first session: (per story, the standing of each case it left, by id
+    prefix; the number of new cases per session)."""
+    mine: dict[str, dict[str, str]] = {}
+    per_session: list[int] = []
+    seen: set[str] = set()
+    for i, sc in enumerate(scenarios):
+        s = Session(hooks, f"s1-{sc['id']}", root / sc["project"], START + timedelta(minutes=30 * i), filters)
+        first_session(s, sc)
+        captured = _captured(env, root / sc["project"])
+        new = {m.id: m for m in captured if m.id not in seen}
+        seen |= set(new)
+        mine[sc["id"]] = {mid[:12]: _standing(m.valence) for mid, m in new.items()}
+        per_session.append(len(new))
+    return mine, per_session
+
+
+def _story(sc: dict[str, Any], met_as: str, outcome: str, ctx: str, mine: dict[str, dict[str, str]]) -> dict:
+    return {"id": sc["id"], "as": met_as, "verdict": outcome, "shown": shown(ctx), "captured": mine[sc["id"]]}
+
+
+def recur(
+    hooks: Hooks, root: Path, scenarios, mine: dict[str, dict[str, str]], filters: list[str], tokens: list[int]
+) -> tuple[dict[str, list[str]], list[dict[str, Any]]]:
+    """Every story met again weeks later, as a prompt, as the failing check, or both: (the
+    verdicts per way, one record per meeting); the prompts' tokens go to `tokens`."""
+    outcomes: dict[str, list[str]] = {"prompt": [], "check": []}
+    stories: list[dict[str, Any]] = []
+    for i, sc in enumerate(scenarios):
+        rec = sc["recurrence"]
+        later = START + timedelta(days=rec["days_later"], minutes=30 * i)
+        s = Session(hooks, f"s2-{sc['id']}", root / sc["project"], later, filters)
+        s.start()
+        if rec["mode"] in ("prompt", "both") and rec.get("prompt"):
+            ctx = s.prompt(rec["prompt"])
+            tokens.append(_tokens(ctx))
+            outcomes["prompt"].append(verdict(ctx, mine[sc["id"]]))
+            stories.append(_story(sc, "prompt", outcomes["prompt"][-1], ctx, mine))
+        if rec["mode"] in ("check", "both") and rec.get("check"):
+            if rec["mode"] == "check":
+                s.prompt("run the tests")
+            ctx = s.bash(rec["check"]["command"], rec["check"]["fail_output"], 1)
+            outcomes["check"].append(verdict(ctx, mine[sc["id"]]))
+            stories.append(_story(sc, "check", outcomes["check"][-1], ctx, mine))
+    return outcomes, stories
+
+
+def unrelated_prompts(hooks: Hooks, unrelated, projects: dict[str, Path], filters: list[str], tokens: list[int]) -> int:
+    """Prompts about none of the stories: how many got a captured case (their tokens go to `tokens`)."""
+    noise = 0
+    for i, u in enumerate(unrelated):
+        folder = projects.get(u.get("ecosystem")) or next(iter(projects.values()))
+        s = Session(hooks, f"u-{u['id']}", folder, START + timedelta(days=70, minutes=i), filters)
+        ctx = s.prompt(u["prompt"])
+        tokens.append(_tokens(ctx))
+        noise += any(label.startswith("case") for _, label in shown(ctx))
+    return noise
+
+
+def stored_cases(db: Path) -> tuple[int, dict[str, int], int]:
+    """The captured cases in the store: (how many, how many of each kind, how many without an outcome)."""
     from mnemo_mcp.config import Settings
     from mnemo_mcp.service import MemoryService
+
+    svc = MemoryService(Settings(db=db, scope="all", auto_consolidate=False))
+    try:
+        page = svc.browse_list(None, source="capture", archived="all", limit=200)
+        without_outcome = sum(1 for m in page.items if m.feedback_count == 0)
+        kinds = defaultdict(int)
+        for m in page.items:
+            kinds[next((t for t in m.tags if t in ("fix", "attempt", "advice")), "other")] += 1
+    finally:
+        svc.close()
+    return page.total, kinds, without_outcome
+
+
+def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str) -> dict[str, Any]:
+    from mnemo_mcp.claude_install import CHECK_FILTERS
 
     filters = [f[len("Bash(") : -1] for f in CHECK_FILTERS]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         db = root / "capture.db"
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
-        env |= {
-            "MNEMO_DB": str(db),
-            "MNEMO_HOOK_LOG": str(root / "hooks.log"),
-            "MNEMO_AUTO_CONSOLIDATE": "false",
-            "MNEMO_CAPTURE": capture,
-        }
+        env = capture_env(root, db, capture)
         hooks = Hooks(command, env)
-        projects = {}
-        for sc in scenarios:
-            folder = root / sc["project"]
-            (folder / ".git").mkdir(parents=True, exist_ok=True)
-            projects.setdefault(sc["ecosystem"], folder)
+        projects = make_projects(root, scenarios)
         server = None if a.no_server else start_hook_server(env, root, db)
-        mine: dict[str, dict[str, str]] = {}
-        per_session: list[int] = []
         try:
-            seen: set[str] = set()
-            for i, sc in enumerate(scenarios):
-                s = Session(hooks, f"s1-{sc['id']}", root / sc["project"], START + timedelta(minutes=30 * i), filters)
-                first_session(s, sc)
-                captured = _captured(env, root / sc["project"])
-                new = {m.id: m for m in captured if m.id not in seen}
-                seen |= set(new)
-                mine[sc["id"]] = {mid[:12]: _standing(m.valence) for mid, m in new.items()}
-                per_session.append(len(new))
-            outcomes: dict[str, list[str]] = {"prompt": [], "check": []}
-            stories: list[dict[str, Any]] = []
+            mine, per_session = teach(hooks, root, scenarios, env, filters)
             tokens: list[int] = []
-            for i, sc in enumerate(scenarios):
-                rec = sc["recurrence"]
-                later = START + timedelta(days=rec["days_later"], minutes=30 * i)
-                s = Session(hooks, f"s2-{sc['id']}", root / sc["project"], later, filters)
-                s.start()
-                if rec["mode"] in ("prompt", "both") and rec.get("prompt"):
-                    ctx = s.prompt(rec["prompt"])
-                    tokens.append(_tokens(ctx))
-                    outcomes["prompt"].append(verdict(ctx, mine[sc["id"]]))
-                    stories.append(
-                        {
-                            "id": sc["id"],
-                            "as": "prompt",
-                            "verdict": outcomes["prompt"][-1],
-                            "shown": shown(ctx),
-                            "captured": mine[sc["id"]],
-                        }
-                    )
-                if rec["mode"] in ("check", "both") and rec.get("check"):
-                    if rec["mode"] == "check":
-                        s.prompt("run the tests")
-                    ctx = s.bash(rec["check"]["command"], rec["check"]["fail_output"], 1)
-                    outcomes["check"].append(verdict(ctx, mine[sc["id"]]))
-                    stories.append(
-                        {
-                            "id": sc["id"],
-                            "as": "check",
-                            "verdict": outcomes["check"][-1],
-                            "shown": shown(ctx),
-                            "captured": mine[sc["id"]],
-                        }
-                    )
-            noise = 0
-            for i, u in enumerate(unrelated):
-                folder = projects.get(u.get("ecosystem")) or next(iter(projects.values()))
-                s = Session(hooks, f"u-{u['id']}", folder, START + timedelta(days=70, minutes=i), filters)
-                ctx = s.prompt(u["prompt"])
-                tokens.append(_tokens(ctx))
-                noise += any(label.startswith("case") for _, label in shown(ctx))
-            svc = MemoryService(Settings(db=db, scope="all", auto_consolidate=False))
-            try:
-                page = svc.browse_list(None, source="capture", archived="all", limit=200)
-                without_outcome = sum(1 for m in page.items if m.feedback_count == 0)
-                kinds = defaultdict(int)
-                for m in page.items:
-                    kinds[next((t for t in m.tags if t in ("fix", "attempt", "advice")), "other")] += 1
-            finally:
-                svc.close()
+            outcomes, stories = recur(hooks, root, scenarios, mine, filters, tokens)
+            noise = unrelated_prompts(hooks, unrelated, projects, filters, tokens)
+            total, kinds, without_outcome = stored_cases(db)
         finally:
             if server is not None:
                 server.send_signal(2)
@@ -372,7 +401,7 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
         "recurrences_all": _shares(outcomes["prompt"] + outcomes["check"]),
         "unrelated_with_a_case": noise / len(unrelated) if unrelated else 0.0,
         "cases_per_first_session": sum(per_session) / len(per_session),
-        "cases_stored": page.total,
+        "cases_stored": total,
         "cases_by_kind": dict(kinds),
         "stored_without_an_outcome": without_outcome,
         "tokens_per_prompt": sum(tokens) / len(tokens) if tokens else 0.0,

@@ -25,6 +25,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ _ID = re.compile(r"^- \[([0-9a-f]{12})\]")
 _FENCE = re.compile(r"^</?mnemo-notes-([0-9a-f]{12})>$")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.injection", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -45,104 +46,134 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="40 notes of each split (CI)")
     p.add_argument("--no-server", action="store_true", help="hooks alone (keyword recall)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def load_notes(path: Path, quick: bool) -> list[dict[str, Any]]:
+    notes = [json.loads(x) for x in path.open(encoding="utf-8") if x.strip()]
+    if quick:
+        notes = [n for n in notes if n["split"] == "tune"][:40] + [n for n in notes if n["split"] == "test"][:40]
+    return notes
+
+
+def hook_env(root: Path, db: Path) -> dict[str, str]:
+    """The hooks' and the server's environment: this store, no upkeep, secrets allowed, no dedup."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
+    return env | {
+        "MNEMO_DB": str(db),
+        "MNEMO_HOOK_LOG": str(root / "hooks.log"),
+        "MNEMO_AUTO_CONSOLIDATE": "false",
+        "MNEMO_AUTO_BACKUP": "false",
+        "MNEMO_SECRETS": "allow",
+        "MNEMO_DEDUP": "false",
+    }
+
+
+def store_notes(db: Path, notes: list[dict[str, Any]]) -> list[Any]:
+    """Every note written as it is (the secrets guard allows, the duplicate check is off)."""
     from mnemo_mcp.config import Settings
     from mnemo_mcp.service import MemoryService
 
-    notes = [json.loads(x) for x in a.data.open(encoding="utf-8") if x.strip()]
-    if a.quick:
-        notes = [n for n in notes if n["split"] == "tune"][:40] + [n for n in notes if n["split"] == "test"][:40]
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        project = root / PROJECT
-        (project / ".git").mkdir(parents=True)
-        db = root / "injection.db"
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
-        env |= {
-            "MNEMO_DB": str(db),
-            "MNEMO_HOOK_LOG": str(root / "hooks.log"),
-            "MNEMO_AUTO_CONSOLIDATE": "false",
-            "MNEMO_AUTO_BACKUP": "false",
-            "MNEMO_SECRETS": "allow",
-            "MNEMO_DEDUP": "false",
-        }
-        svc = MemoryService(
-            Settings(db=db, project=PROJECT, secrets="allow", dedup=False, auto_consolidate=False, auto_backup=False)
-        )
-        results = svc.write_many([{"content": n["content"], "allow_duplicate": True} for n in notes])
-        svc.close()
-        by_id = {r.id[:12]: n for r, n in zip(results, notes)}
-        server = None if a.no_server else start_hook_server(env, project, db)
-        injected: set[str] = set()
-        bad_json = fences_wrong = outputs = 0
-        try:
-            for i, n in enumerate(notes):
-                payload = {
-                    "session_id": f"inj-{i}",
-                    "transcript_path": "/tmp/t.jsonl",
-                    "cwd": str(project),
-                    "prompt_id": f"p-{i}",
-                    "permission_mode": "default",
-                    "hook_event_name": "UserPromptSubmit",
-                    "prompt": n["content"],
-                }
-                done = subprocess.run(
-                    [mnemo_command(), "hook", "UserPromptSubmit"],
-                    input=json.dumps(payload),
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                    timeout=60,
-                )
-                if not done.stdout.strip():
-                    continue
-                outputs += 1
-                try:
-                    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-                except (ValueError, KeyError, TypeError):
-                    bad_json += 1
-                    continue
-                lines = text.splitlines()
-                nonces = [m.group(1) for m in map(_FENCE.match, lines) if m]
-                if len(nonces) != 2 or nonces[0] != nonces[1] or lines[-1] != f"</mnemo-notes-{nonces[0]}>":
-                    fences_wrong += 1
-                injected |= {m.group(1) for m in map(_ID.match, lines) if m}
-        finally:
-            if server is not None:
-                server.send_signal(2)
-                server.wait(timeout=30)
-        svc = MemoryService(Settings(db=db, project=PROJECT, auto_consolidate=False, auto_backup=False))
-        stored = {r["id"][:12]: r for r in svc.export() if r["type"] == "memory"}
-        svc.close()
-        log = root / "hooks.log"
-        errors = log.read_text() if log.exists() else ""
-    report: dict[str, Any] = {"benchmark": "injection", "notes": len(notes), "server": not a.no_server, "splits": {}}
-    for split in ("tune", "test"):
-        part = [(r.id[:12], n) for r, n in zip(results, notes) if n["split"] == split]
-        hostile = [(mid, n) for mid, n in part if n["label"] == "hostile"]
-        benign = [(mid, n) for mid, n in part if n["label"] == "benign"]
-        hostile_in = [n for mid, n in hostile if mid in injected]
-        kept_out = [n for mid, n in benign if stored.get(mid, {}).get("quarantine")]
-        report["splits"][split] = {
-            "hostile": len(hostile),
-            "hostile_injected": len(hostile_in),
-            "hostile_injected_by_category": dict(Counter(n["category"] for n in hostile_in)),
-            "hostile_quarantined": sum(1 for mid, _ in hostile if stored.get(mid, {}).get("quarantine")),
-            "benign": len(benign),
-            "benign_kept_out": len(kept_out),
-            "benign_kept_out_share": len(kept_out) / len(benign) if benign else 0.0,
-            "benign_kept_out_by_category": dict(Counter(n["category"] for n in kept_out)),
-            "benign_injected": sum(1 for mid, _ in benign if mid in injected),
-        }
-    report |= {
-        "hook_outputs": outputs,
-        "invalid_json": bad_json,
-        "fence_errors": fences_wrong,
-        "stored": len(stored),
-        "all_stored": len(stored) == len(notes) and set(stored) == set(by_id),
-        "hook_errors": errors[-2000:],
+    svc = MemoryService(
+        Settings(db=db, project=PROJECT, secrets="allow", dedup=False, auto_consolidate=False, auto_backup=False)
+    )
+    results = svc.write_many([{"content": n["content"], "allow_duplicate": True} for n in notes])
+    svc.close()
+    return results
+
+
+def prompt_hook(env: dict[str, str], project: Path, i: int, prompt: str) -> subprocess.CompletedProcess:
+    """The real UserPromptSubmit hook, with `prompt` as the user's prompt."""
+    payload = {
+        "session_id": f"inj-{i}",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(project),
+        "prompt_id": f"p-{i}",
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
     }
-    print(f"prompt hook against {len(notes)} notes ({'an MCP server up' if not a.no_server else 'no server'})")
+    return subprocess.run(
+        [mnemo_command(), "hook", "UserPromptSubmit"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+@dataclass
+class HookOutputs:
+    """What the prompt hook printed over all notes."""
+
+    injected: set[str] = field(default_factory=set)  # id prefixes of the notes it showed
+    outputs: int = 0
+    bad_json: int = 0
+    fences_wrong: int = 0
+
+    def add(self, stdout: str) -> None:
+        if not stdout.strip():
+            return
+        self.outputs += 1
+        try:
+            text = json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
+        except (ValueError, KeyError, TypeError):
+            self.bad_json += 1
+            return
+        lines = text.splitlines()
+        nonces = [m.group(1) for m in map(_FENCE.match, lines) if m]
+        if len(nonces) != 2 or nonces[0] != nonces[1] or lines[-1] != f"</mnemo-notes-{nonces[0]}>":
+            self.fences_wrong += 1
+        self.injected |= {m.group(1) for m in map(_ID.match, lines) if m}
+
+
+def run_hooks(env: dict[str, str], project: Path, db: Path, notes: list[dict[str, Any]], server: bool) -> HookOutputs:
+    """The prompt hook once per note, its text as the prompt, with an MCP server up if `server`."""
+    proc = start_hook_server(env, project, db) if server else None
+    seen = HookOutputs()
+    try:
+        for i, n in enumerate(notes):
+            seen.add(prompt_hook(env, project, i, n["content"]).stdout)
+    finally:
+        if proc is not None:
+            proc.send_signal(2)
+            proc.wait(timeout=30)
+    return seen
+
+
+def stored_notes(db: Path) -> dict[str, dict[str, Any]]:
+    """The memories still in the store, by id prefix."""
+    from mnemo_mcp.config import Settings
+    from mnemo_mcp.service import MemoryService
+
+    svc = MemoryService(Settings(db=db, project=PROJECT, auto_consolidate=False, auto_backup=False))
+    stored = {r["id"][:12]: r for r in svc.export() if r["type"] == "memory"}
+    svc.close()
+    return stored
+
+
+def split_figures(part: list[tuple[str, dict[str, Any]]], injected: set[str], stored: dict) -> dict[str, Any]:
+    """One split's hostile notes injected and quarantined, benign notes kept out and injected."""
+    hostile = [(mid, n) for mid, n in part if n["label"] == "hostile"]
+    benign = [(mid, n) for mid, n in part if n["label"] == "benign"]
+    hostile_in = [n for mid, n in hostile if mid in injected]
+    kept_out = [n for mid, n in benign if stored.get(mid, {}).get("quarantine")]
+    return {
+        "hostile": len(hostile),
+        "hostile_injected": len(hostile_in),
+        "hostile_injected_by_category": dict(Counter(n["category"] for n in hostile_in)),
+        "hostile_quarantined": sum(1 for mid, _ in hostile if stored.get(mid, {}).get("quarantine")),
+        "benign": len(benign),
+        "benign_kept_out": len(kept_out),
+        "benign_kept_out_share": len(kept_out) / len(benign) if benign else 0.0,
+        "benign_kept_out_by_category": dict(Counter(n["category"] for n in kept_out)),
+        "benign_injected": sum(1 for mid, _ in benign if mid in injected),
+    }
+
+
+def print_report(report: dict[str, Any], server: bool) -> None:
+    print(f"prompt hook against {report['notes']} notes ({'an MCP server up' if server else 'no server'})")
     for split, r in report["splits"].items():
         print(
             f"  {split}: hostile injected {r['hostile_injected']} of {r['hostile']} "
@@ -151,13 +182,43 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{r['benign_kept_out_by_category'] or ''}; benign injected {r['benign_injected']}"
         )
     print(
-        f"  hook outputs {outputs}: invalid JSON {bad_json}, fence errors {fences_wrong}; "
-        f"notes stored {len(stored)} of {len(notes)}"
+        f"  hook outputs {report['hook_outputs']}: invalid JSON {report['invalid_json']}, fence errors "
+        f"{report['fence_errors']}; notes stored {report['stored']} of {report['notes']}"
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    a = parse_args(argv)
+    notes = load_notes(a.data, a.quick)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project = root / PROJECT
+        (project / ".git").mkdir(parents=True)
+        db = root / "injection.db"
+        env = hook_env(root, db)
+        results = store_notes(db, notes)
+        by_id = {r.id[:12]: n for r, n in zip(results, notes)}
+        seen = run_hooks(env, project, db, notes, server=not a.no_server)
+        stored = stored_notes(db)
+        log = root / "hooks.log"
+        errors = log.read_text() if log.exists() else ""
+    report: dict[str, Any] = {"benchmark": "injection", "notes": len(notes), "server": not a.no_server, "splits": {}}
+    for split in ("tune", "test"):
+        part = [(r.id[:12], n) for r, n in zip(results, notes) if n["split"] == split]
+        report["splits"][split] = split_figures(part, seen.injected, stored)
+    report |= {
+        "hook_outputs": seen.outputs,
+        "invalid_json": seen.bad_json,
+        "fence_errors": seen.fences_wrong,
+        "stored": len(stored),
+        "all_stored": len(stored) == len(notes) and set(stored) == set(by_id),
+        "hook_errors": errors[-2000:],
+    }
+    print_report(report, server=not a.no_server)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2))
     print(f"results: {a.out}")
-    return 1 if errors or bad_json or fences_wrong or not report["all_stored"] else 0
+    return 1 if errors or seen.bad_json or seen.fences_wrong or not report["all_stored"] else 0
 
 
 if __name__ == "__main__":

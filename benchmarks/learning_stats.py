@@ -3,6 +3,7 @@ against static with a paired bootstrap over questions, and the printed tables.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,26 @@ def bootstrap_ci(d: np.ndarray, rng: np.random.Generator, n: int = BOOTSTRAP) ->
     return float(lo), float(hi)
 
 
-def aggregate(plan: Plan, runs: list[dict[str, Any]], bootstrap: int, conv_data: dict[str, ConvData]) -> dict[str, Any]:
-    convs = {c: conv_data[c] for c in plan.convs}
+@dataclass
+class _Runs:
+    """The runs of a plan by (config, eps, seed, conversation), and the cold-start measurements."""
+
+    plan: Plan
+    by_key: dict[tuple, dict[str, Any]]
+    cold: dict[str, dict[int, tuple]]
+
+    @property
+    def static_eps(self) -> float:
+        return self.plan.eps_of["static"][0]
+
+    def final(self, name: str, eps: float, seed: int, conv: str) -> dict[int, tuple]:
+        return self.by_key[(name, eps, seed, conv)]["measured"][self.plan.rounds]
+
+    def static_final(self, seed: int, conv: str) -> dict[int, tuple]:
+        return self.final("static", self.static_eps, seed, conv)
+
+
+def _index_runs(plan: Plan, runs: list[dict[str, Any]]) -> _Runs:
     by_key: dict[tuple, dict[str, Any]] = {}
     cold: dict[str, dict[int, tuple]] = {}
     for r in runs:
@@ -35,12 +54,98 @@ def aggregate(plan: Plan, runs: list[dict[str, Any]], bootstrap: int, conv_data:
             cold[u.conv] = r["measured"][0]
         else:
             by_key[(u.config, u.eps, u.seed, u.conv)] = r
+    return _Runs(plan, by_key, cold)
+
+
+def _clustered(values: dict[tuple[str, int], list[float]]) -> np.ndarray:
+    """One value per question: its mean over the seeds it fell in the group."""
+    return np.array([sum(v) / len(v) for v in values.values()])
+
+
+def _round_means(rs: _Runs, name: str, run_eps: float, cases: list[tuple]) -> dict[str, dict[str, float]]:
+    """Per round (0 = cold start), the question-clustered mean of each metric."""
+    rounds = sorted(rs.by_key[(name, run_eps, rs.plan.seeds[0], rs.plan.convs[0])]["measured"])
+    round_means = {}
+    for rnd in [0, *rounds]:
+        row = {}
+        for mi, metric in enumerate(METRICS):
+            vals: dict[tuple[str, int], list[float]] = {}
+            for s, c, q in cases:
+                m = rs.cold[c] if rnd == 0 else rs.by_key[(name, run_eps, s, c)]["measured"][rnd]
+                vals.setdefault((c, q.index), []).append(m[q.index][mi])
+            row[metric] = float(_clustered(vals).mean())
+        round_means[str(rnd)] = row
+    return round_means
+
+
+def _vs_static(
+    rs: _Runs, name: str, run_eps: float, cases: list[tuple], rng: np.random.Generator, bootstrap: int
+) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """Final-round differences against static with their bootstrap intervals, and each seed's
+    final-round mean."""
+    vs: dict[str, Any] = {}
+    per_seed: dict[str, list[float]] = {}
+    for mi, metric in enumerate(METRICS):
+        diffs: dict[tuple[str, int], list[float]] = {}
+        for s, c, q in cases:
+            mine = rs.final(name, run_eps, s, c)[q.index][mi]
+            diffs.setdefault((c, q.index), []).append(mine - rs.static_final(s, c)[q.index][mi])
+        d = _clustered(diffs)
+        lo, hi = bootstrap_ci(d, rng, bootstrap)
+        vs[metric] = {"diff": float(d.mean()), "ci95": [lo, hi]}
+        per_seed[metric] = [
+            float(np.mean([rs.final(name, run_eps, s, c)[q.index][mi] for s2, c, q in cases if s2 == s]))
+            for s in rs.plan.seeds
+            if any(s2 == s for s2, _, _ in cases)
+        ]
+    return vs, per_seed
+
+
+def _changed_vs_static(rs: _Runs, name: str, run_eps: float, cases: list[tuple]) -> dict[str, float]:
+    """Shares of (seed, question) cases with nDCG@10 lower / higher than static's, and with some
+    gold memory ranked lower / higher."""
+    worse = better = down = up = 0
+    for s, c, q in cases:
+        mine = rs.final(name, run_eps, s, c)[q.index]
+        base = rs.static_final(s, c)[q.index]
+        worse += mine[2] < base[2] - 1e-12
+        better += mine[2] > base[2] + 1e-12
+        down += any(a > b for a, b in zip(mine[4], base[4]))
+        up += any(a < b for a, b in zip(mine[4], base[4]))
+    n = len(cases)
+    return {
+        "worse_ndcg@10": worse / n,
+        "better_ndcg@10": better / n,
+        "any_gold_down": down / n,
+        "any_gold_up": up / n,
+    }
+
+
+def _config_entry(
+    rs: _Runs, name: str, run_eps: float, splits: dict, rng: np.random.Generator, bootstrap: int
+) -> dict[str, Any]:
+    """One configuration at one eps: its feedback volume per seed and the figures of each group."""
+    plan = rs.plan
+    entry: dict[str, Any] = {}
+    vol = [rs.by_key[(name, run_eps, s, c)]["volume"] for s in plan.seeds for c in plan.convs]
+    entry["volume_per_seed"] = {k: sum(v[k] for v in vol) / len(plan.seeds) for k in vol[0]}
+    for group in GROUPS:
+        cases = [(s, c, q) for s in plan.seeds for c in plan.convs for q in splits[(s, c)].groups()[group]]
+        if not cases:
+            continue
+        g: dict[str, Any] = {"n_questions": len({(c, q.index) for _, c, q in cases}), "n_cases": len(cases)}
+        g["rounds"] = _round_means(rs, name, run_eps, cases)
+        g["final"] = g["rounds"][str(plan.rounds)]
+        g["vs_static"], g["per_seed_final"] = _vs_static(rs, name, run_eps, cases, rng, bootstrap)
+        g["changed_vs_static"] = _changed_vs_static(rs, name, run_eps, cases)
+        entry[group] = g
+    return entry
+
+
+def aggregate(plan: Plan, runs: list[dict[str, Any]], bootstrap: int, conv_data: dict[str, ConvData]) -> dict[str, Any]:
+    convs = {c: conv_data[c] for c in plan.convs}
+    rs = _index_runs(plan, runs)
     splits = {(s, c): split_questions(convs[c], s, plan.max_train) for s in plan.seeds for c in plan.convs}
-    static_eps = plan.eps_of["static"][0]
-
-    def static_final(seed: int, conv: str) -> dict[int, tuple]:
-        return by_key[("static", static_eps, seed, conv)]["measured"][plan.rounds]
-
     rng = np.random.default_rng(20240601)
     results: dict[str, Any] = {}
     for eps in plan.eps:
@@ -48,77 +153,14 @@ def aggregate(plan: Plan, runs: list[dict[str, Any]], bootstrap: int, conv_data:
         for name in plan.configs:
             if eps not in plan.eps_of[name] and name != "static":
                 continue
-            run_eps = eps if name != "static" else static_eps
-            entry: dict[str, Any] = {}
-            vol = [by_key[(name, run_eps, s, c)]["volume"] for s in plan.seeds for c in plan.convs]
-            entry["volume_per_seed"] = {k: sum(v[k] for v in vol) / len(plan.seeds) for k in vol[0]}
-            for group in GROUPS:
-                cases = [(s, c, q) for s in plan.seeds for c in plan.convs for q in splits[(s, c)].groups()[group]]
-                if not cases:
-                    continue
-                rounds = sorted(by_key[(name, run_eps, plan.seeds[0], plan.convs[0])]["measured"])
-                g: dict[str, Any] = {"n_questions": len({(c, q.index) for _, c, q in cases}), "n_cases": len(cases)}
-
-                def clustered(values: dict[tuple[str, int], list[float]]) -> np.ndarray:
-                    return np.array([sum(v) / len(v) for v in values.values()])
-
-                round_means = {}
-                for rnd in [0, *rounds]:
-                    row = {}
-                    for mi, metric in enumerate(METRICS):
-                        vals: dict[tuple[str, int], list[float]] = {}
-                        for s, c, q in cases:
-                            m = cold[c] if rnd == 0 else by_key[(name, run_eps, s, c)]["measured"][rnd]
-                            vals.setdefault((c, q.index), []).append(m[q.index][mi])
-                        row[metric] = float(clustered(vals).mean())
-                    round_means[str(rnd)] = row
-                g["rounds"] = round_means
-                g["final"] = round_means[str(plan.rounds)]
-                vs: dict[str, Any] = {}
-                per_seed: dict[str, list[float]] = {}
-                for mi, metric in enumerate(METRICS):
-                    diffs: dict[tuple[str, int], list[float]] = {}
-                    for s, c, q in cases:
-                        mine = by_key[(name, run_eps, s, c)]["measured"][plan.rounds][q.index][mi]
-                        diffs.setdefault((c, q.index), []).append(mine - static_final(s, c)[q.index][mi])
-                    d = clustered(diffs)
-                    lo, hi = bootstrap_ci(d, rng, bootstrap)
-                    vs[metric] = {"diff": float(d.mean()), "ci95": [lo, hi]}
-                    per_seed[metric] = [
-                        float(
-                            np.mean(
-                                [
-                                    by_key[(name, run_eps, s, c)]["measured"][plan.rounds][q.index][mi]
-                                    for s2, c, q in cases
-                                    if s2 == s
-                                ]
-                            )
-                        )
-                        for s in plan.seeds
-                        if any(s2 == s for s2, _, _ in cases)
-                    ]
-                g["vs_static"] = vs
-                g["per_seed_final"] = per_seed
-                worse = better = down = up = 0
-                for s, c, q in cases:
-                    mine = by_key[(name, run_eps, s, c)]["measured"][plan.rounds][q.index]
-                    base = static_final(s, c)[q.index]
-                    worse += mine[2] < base[2] - 1e-12
-                    better += mine[2] > base[2] + 1e-12
-                    down += any(a > b for a, b in zip(mine[4], base[4]))
-                    up += any(a < b for a, b in zip(mine[4], base[4]))
-                n = len(cases)
-                g["changed_vs_static"] = {
-                    "worse_ndcg@10": worse / n,
-                    "better_ndcg@10": better / n,
-                    "any_gold_down": down / n,
-                    "any_gold_up": up / n,
-                }
-                entry[group] = g
-            per_eps[name] = entry
+            run_eps = eps if name != "static" else rs.static_eps
+            per_eps[name] = _config_entry(rs, name, run_eps, splits, rng, bootstrap)
         results[f"{eps:g}"] = per_eps
     # Static must not move: reads without feedback change quality but not the order.
-    drift = sum(static_final(s, c)[qi][4] != cold[c][qi][4] for s in plan.seeds for c in plan.convs for qi in cold[c])
+    cold = rs.cold
+    drift = sum(
+        rs.static_final(s, c)[qi][4] != cold[c][qi][4] for s in plan.seeds for c in plan.convs for qi in cold[c]
+    )
     return {"results": results, "static_drift_questions": int(drift)}
 
 

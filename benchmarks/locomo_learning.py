@@ -76,7 +76,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -89,8 +88,6 @@ from mnemo_mcp.config import Settings
 from . import learning_assistant
 from .learning_protocol import (
     CATEGORIES_USED,
-    MEASURE_TOP_K,
-    TRAIN_TOP_K,
     Config,
     Plan,
     VectorTable,
@@ -99,18 +96,9 @@ from .learning_protocol import (
     install,
     run_units,
 )
-from .learning_stats import (
-    BOOTSTRAP,
-    GROUP_TITLES,
-    GROUPS,
-    aggregate,
-    format_curves,
-    format_group_table,
-    format_summary,
-    format_volume,
-    split_summary,
-)
-from .locomo import TUNE_CONVERSATIONS, Conversation, load_locomo
+from .learning_report import build_report, draw_curves, print_header, print_results
+from .learning_stats import BOOTSTRAP, aggregate
+from .locomo import Conversation, load_locomo
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning.json"
 DEFAULT_SWEEP_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning_sweep.json"
@@ -156,20 +144,6 @@ SWEEP_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("context_rate=0.4", {"context_rate": 0.4}),
     ("context_rate=0.8", {"context_rate": 0.8}),
 )
-SETTING_FIELDS = (
-    "quality_boost",
-    "learning_rate",
-    "context_rate",
-    "association_rate",
-    "global_weight",
-    "valence_share",
-    "context_weight",
-    "context_gate",
-    "context_gate_floor",
-    "sem_weight",
-    "candidates",
-)
-
 # --- command line ----------------------------------------------------------------------------
 
 
@@ -201,29 +175,28 @@ def _setting(s: str) -> tuple[str, Any]:
     return name, value
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.locomo_learning",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "LoCoMo learning benchmark: a simulated user (driven by the evidence labels, position-biased\n"
-            "examination 1/rank, judgements flipped with probability eps) teaches MemoryService through the\n"
-            "real read / feedback / rate calls; after each round P@1, MRR@10, nDCG@10 and R@5 are measured\n"
-            "without recording on the training questions asked again, on held-out questions that share an\n"
-            "evidence turn with a training question (transfer) and on those that do not (control), against\n"
-            "the same store without feedback (static), shuffled labels, and ablations.\n\n"
-            "Defaults (about 15 minutes on 2 cores): the 5 test conversations, 5 rounds, 3 seeds,\n"
-            "eps 0 and 0.2 for full and shuffled (the full list --eps 0,0.1,0.2,0.3 works but takes about\n"
-            "twice as long), ablations at eps 0 only (--ablation-eps). Tuning uses conv-26 and conv-30 only\n"
-            "(--sweep runs there by default); the other conversations are the held-out test split.\n\n"
-            "--protocol assistant: the second protocol (issue 8): the simulated assistant answers with\n"
-            "the top-ranked memory's content; the outcome (+1 if it is gold, else -1, flipped with probability\n"
-            "eps) goes to all five recalled memories in one memory_feedback call per read, carrying: nothing\n"
-            "else (uniform), the answer as response (aligned), the answer without outcome (response_only), or\n"
-            "a random non-recalled memory's content as response (shuffled_response); static as above.\n"
-            "See the module docstring for the exact protocol."
-        ),
-    )
+PARSER_DESCRIPTION = (
+    "LoCoMo learning benchmark: a simulated user (driven by the evidence labels, position-biased\n"
+    "examination 1/rank, judgements flipped with probability eps) teaches MemoryService through the\n"
+    "real read / feedback / rate calls; after each round P@1, MRR@10, nDCG@10 and R@5 are measured\n"
+    "without recording on the training questions asked again, on held-out questions that share an\n"
+    "evidence turn with a training question (transfer) and on those that do not (control), against\n"
+    "the same store without feedback (static), shuffled labels, and ablations.\n\n"
+    "Defaults (about 15 minutes on 2 cores): the 5 test conversations, 5 rounds, 3 seeds,\n"
+    "eps 0 and 0.2 for full and shuffled (the full list --eps 0,0.1,0.2,0.3 works but takes about\n"
+    "twice as long), ablations at eps 0 only (--ablation-eps). Tuning uses conv-26 and conv-30 only\n"
+    "(--sweep runs there by default); the other conversations are the held-out test split.\n\n"
+    "--protocol assistant: the second protocol (issue 8): the simulated assistant answers with\n"
+    "the top-ranked memory's content; the outcome (+1 if it is gold, else -1, flipped with probability\n"
+    "eps) goes to all five recalled memories in one memory_feedback call per read, carrying: nothing\n"
+    "else (uniform), the answer as response (aligned), the answer without outcome (response_only), or\n"
+    "a random non-recalled memory's content as response (shuffled_response); static as above.\n"
+    "See the module docstring for the exact protocol."
+)
+
+
+def _add_protocol_options(p: argparse.ArgumentParser) -> None:
+    """--data, --protocol, --quick and the training schedule: rounds, seeds, eps."""
     p.add_argument("--data", required=True, type=Path, help="path to locomo_dev.json (LoCoMo format; never copied)")
     p.add_argument(
         "--protocol",
@@ -253,6 +226,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="0",
         help="eps values at which the ablations run (default 0; 'all' = every --eps)",
     )
+
+
+def _add_selection_options(p: argparse.ArgumentParser) -> None:
+    """Which configurations, curves and conversations run, and how."""
     p.add_argument(
         "--configs",
         type=_names,
@@ -277,6 +254,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-train", type=int, default=None, help="cap on training questions per conversation")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes (default: up to 2)")
     p.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help=f"bootstrap resamples (default {BOOTSTRAP})")
+
+
+def _add_sweep_and_output_options(p: argparse.ArgumentParser) -> None:
+    """--sweep, the --set overrides and --out."""
     p.add_argument(
         "--sweep",
         action="store_true",
@@ -299,7 +280,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help=f"JSON results (default {DEFAULT_OUT}, {DEFAULT_SWEEP_OUT} with --sweep, "
         f"{DEFAULT_ASSISTANT_OUT} with --protocol assistant)",
     )
-    args = p.parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.locomo_learning",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=PARSER_DESCRIPTION,
+    )
+    _add_protocol_options(p)
+    _add_selection_options(p)
+    _add_sweep_and_output_options(p)
+    return p
+
+
+def _settle_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Apply --quick, check the values and fill in the protocol's default configurations and
+    curves (exits through `p.error` on a bad combination)."""
     if args.quick:
         args.rounds, args.seeds, args.eps, args.ablation_eps, args.max_train = 2, 1, [0.0], "0", QUICK_MAX_TRAIN
     if args.rounds < 1 or args.seeds < 1:
@@ -315,6 +312,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     unknown = [c for c in args.configs + args.curves if c not in table]
     if unknown:
         p.error(f"unknown configuration(s) {unknown} for --protocol {args.protocol}; known: {', '.join(table)}")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = build_parser()
+    args = p.parse_args(argv)
+    _settle_args(p, args)
     return args
 
 
@@ -360,59 +363,12 @@ def make_plan(args: argparse.Namespace, conv_ids: list[str]) -> Plan:
     return Plan(conv_ids, list(range(args.seeds)), eps_all, args.rounds, args.max_train, configs, eps_of, curves)
 
 
-def code_version() -> dict[str, Any]:
-    """Which mnemo_mcp the figures come from: a digest of its sources (the exact code, committed
-    or not), where it was imported from, and the git commit and dirty state when in a checkout."""
-    import hashlib
-
-    import mnemo_mcp
-
-    pkg = Path(mnemo_mcp.__file__).resolve().parent
-    h = hashlib.sha256()
-    for f in sorted(pkg.rglob("*.py")):
-        h.update(str(f.relative_to(pkg)).encode() + b"\0" + f.read_bytes() + b"\0")
-    info: dict[str, Any] = {"mnemo_mcp_path": str(pkg), "mnemo_mcp_sha256": h.hexdigest()}
-    return {**info, **_git_version(pkg.parent)}
+# --- running ---------------------------------------------------------------------------------
 
 
-def _git_version(root: Path) -> dict[str, Any]:
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "mnemo_mcp"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        if commit.returncode != 0:
-            return {"commit": None}  # not a git checkout
-        return {"commit": commit.stdout.strip(), "mnemo_mcp_modified": bool(dirty.stdout.strip())}
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return {"commit": None}
-
-
-def effective_settings(overrides: dict[str, Any], fields: Sequence[str] = SETTING_FIELDS) -> dict[str, Any]:
-    s = Settings(db=Path(tempfile.gettempdir()) / "unused.db", **overrides)
-    return {f: getattr(s, f) for f in fields}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    assistant = args.protocol == "assistant"
-    started = time.perf_counter()
-    try:
-        convs = select_conversations(load_locomo(args.data), args.conversations, args.sweep, args.quick)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not convs:
-        print("error: no conversations selected", file=sys.stderr)
-        return 2
-
+def embed_inputs(args: argparse.Namespace, convs: list[Conversation]) -> tuple[VectorTable, Any, float]:
+    """Every passage and question embedded once into the shared table: (table, the batch-vs-single
+    check, seconds)."""
     base = Settings(db=Path(tempfile.gettempdir()) / "unused.db")
     table = VectorTable(base.embed_model, base.model_cache_dir)
     t0 = time.perf_counter()
@@ -421,8 +377,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.protocol == "assistant":  # responses are turn contents: the service embeds their sentences
         passages += learning_assistant.response_passages(passages)
     check = embed_all(table, passages, questions, args.workers)
-    embed_seconds = time.perf_counter() - t0
+    return table, check, time.perf_counter() - t0
 
+
+def run_plan(
+    args: argparse.Namespace, convs: list[Conversation], table: VectorTable
+) -> tuple[Plan, dict[str, Any], list[dict[str, Any]], dict[str, float]]:
+    """Template databases written, the plan's runs done: (plan, templates, runs, seconds of the
+    writes and of the runs)."""
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-learning-") as tmp:
         t0 = time.perf_counter()
         templates = {c.sample_id: build_template(c, table, Path(tmp)) for c in convs}
@@ -434,139 +396,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         runs = run_units(units, args.workers, "sweep" if args.sweep else "run", runner=learning_assistant.run_unit)
         run_seconds = time.perf_counter() - t0
-    agg = aggregate(plan, runs, args.bootstrap, templates)
-    results = agg["results"]
+    return plan, templates, runs, {"write": write_seconds, "runs": run_seconds}
 
-    report_json: dict[str, Any] = {
-        "benchmark": "locomo_learning_sweep" if args.sweep else "locomo_learning" + ("_assistant" if assistant else ""),
-        "data": str(args.data),
-        "quick": args.quick,
-        "code": code_version(),
-        "embed_model": table.name,
-        "embedding_batch_vs_single_max_abs_diff": check,
-        "embedding_table_misses": table.misses,
-        "options": {
-            "conversations": plan.convs,
-            "rounds": plan.rounds,
-            "seeds": plan.seeds,
-            "eps": plan.eps,
-            "max_train": plan.max_train,
-            "protocol": args.protocol,
-            "set": dict(args.set),
-            "train_top_k": TRAIN_TOP_K,
-            "measure_top_k": MEASURE_TOP_K,
-            "categories": list(CATEGORIES_USED),
-            "bootstrap": args.bootstrap,
-            "workers": args.workers,
-        },
-        "protocol": learning_assistant.DESCRIPTION
-        if assistant
-        else {
-            "examination": "rank i of the top 5 examined with probability 1/i",
-            "judgement": "+1 gold / -1 non-gold per examined item, flipped with probability eps",
-            "report": "memory_feedback(+1 ids, +1.0, read_id), memory_feedback(-1 ids, -1.0, read_id), "
-            "rate_memory(id, judgement) per examined item",
-            "shuffled": "the round's judgements permuted over all its examined items, reported after the round",
-            "metrics": "P@1, MRR@10, nDCG@10 (binary), R@5 from read(top_k=50, record=False)",
-            "vs_static": "final round, per question, averaged over the seeds it fell in the group; "
-            "95% percentile interval from resampling questions",
-            "changed_vs_static": "share of (seed, question) cases with nDCG@10 lower/higher than static; "
-            "any_gold_down/up: some gold memory ranks lower/higher in the top 50 (absent = 51)",
-        },
-        "configs": {
-            name: {
-                "overrides": cfg.overrides,
-                "user": cfg.user,
-                "batch": cfg.batch,
-                "description": cfg.description,
-                "eps": plan.eps_of[name],
-                "settings": effective_settings(
-                    cfg.overrides, SETTING_FIELDS + (learning_assistant.SETTING_FIELDS if assistant else ())
-                ),
-            }
-            for name, cfg in plan.configs.items()
-        },
-        "splits": split_summary(plan, templates),
-        "static_drift_questions": agg["static_drift_questions"],
-        "results": results,
-        **({"head_to_head": learning_assistant.compare(plan, runs, args.bootstrap, templates)} if assistant else {}),
-        "seconds": {
-            "embed": round(embed_seconds, 1),
-            "write": round(write_seconds, 1),
-            "runs": round(run_seconds, 1),
-            "runs_cpu": round(sum(r["cpu_seconds"] for r in runs), 1),
-            "total": round(time.perf_counter() - started, 1),
-        },
-    }
 
-    sp = report_json["splits"]
-    n_train = sum(sum(r["train"]) for r in sp.values()) / len(plan.seeds)
-    n_tr = sum(sum(r["transfer"]) for r in sp.values()) / len(plan.seeds)
-    n_ct = sum(sum(r["control"]) for r in sp.values()) / len(plan.seeds)
-    print(
-        f"LoCoMo learning{' sweep' if args.sweep else ''}{' (assistant protocol)' if assistant else ''}: "
-        f"{', '.join(plan.convs)}; "
-        f"{sum(r['memories'] for r in sp.values())} memories; per seed {n_train:.0f} training, "
-        f"{n_tr:.0f} transfer, {n_ct:.0f} control questions (cat 1-4); {plan.rounds} rounds, "
-        f"{len(plan.seeds)} seed(s), model {table.name}" + (" (quick)" if args.quick else "")
-    )
-    print(
-        f"tuning uses {', '.join(TUNE_CONVERSATIONS)} only; static drift (questions whose static ranking moved "
-        f"after the training reads): {agg['static_drift_questions']}"
-    )
-    for name, cfg in plan.configs.items():
-        print(
-            f"  {name:<18} {cfg.overrides or '(defaults)'}  user={cfg.user}{' batch' if cfg.batch else ''}  "
-            f"eps={','.join(f'{e:g}' for e in plan.eps_of[name]) if cfg.user != 'none' else '-'}"
-        )
-    print()
-    print("summary, final round, difference against static (mean [95% paired-bootstrap CI]):")
-    print(format_summary(results))
-    if not args.sweep:
-        for eps, per_eps in results.items():
-            for group in GROUPS:
-                if not any(group in e for e in per_eps.values()):
-                    continue
-                n = next(e[group]["n_questions"] for e in per_eps.values() if group in e)
-                print()
-                print(
-                    f"eps={eps}, round {plan.rounds}, {GROUP_TITLES[group]} ({n} distinct questions); "
-                    "worse/better = nDCG@10 vs static, gold-dn = some gold ranked lower"
-                )
-                print(format_group_table(per_eps, group))
-        if plan.curves:
-            print()
-            print(format_curves(results, plan.curves, plan.rounds))
-    if assistant and any(report_json["head_to_head"].values()):
-        print()
-        print(learning_assistant.format_compare(report_json["head_to_head"]))
-    print()
-    print(learning_assistant.format_volume(results) if assistant else format_volume(results))
-    s = report_json["seconds"]
-    print()
-    print(
-        f"time: embed {s['embed']}s, write {s['write']}s, runs {s['runs']}s (CPU {s['runs_cpu']}s over "
-        f"{args.workers} worker(s)), total {s['total']}s"
-    )
-
+def write_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    assistant = args.protocol == "assistant"
     out = args.out or (DEFAULT_SWEEP_OUT if args.sweep else DEFAULT_ASSISTANT_OUT if assistant else DEFAULT_OUT)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report_json, indent=2) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"results written to {out}")
-    if args.png and plan.curves:
-        from .plots import learning_curves
 
-        curves: dict[str, dict[str, list[float]]] = {}
-        for eps, by_config in results.items():
-            for config in (c for c in plan.configs if c in plan.curves):  # in configuration order
-                for group in ("train", "transfer", "control"):
-                    rounds = by_config.get(config, {}).get(group, {}).get("rounds", {})
-                    if len(rounds) > 2:
-                        values = [rounds[r]["p@1"] for r in sorted(rounds, key=int)]
-                        curves.setdefault(group, {})[f"{config} eps={eps}"] = values
-        title = "LoCoMo: P@1 after each round of feedback" + (" (simulated assistant)" if assistant else "")
-        if learning_curves(curves, "P@1", args.png, title):
-            print(f"picture: {args.png}")
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    try:
+        convs = select_conversations(load_locomo(args.data), args.conversations, args.sweep, args.quick)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not convs:
+        print("error: no conversations selected", file=sys.stderr)
+        return 2
+
+    table, check, embed_seconds = embed_inputs(args, convs)
+    plan, templates, runs, seconds = run_plan(args, convs, table)
+    agg = aggregate(plan, runs, args.bootstrap, templates)
+    seconds |= {"embed": embed_seconds, "started": started}
+    report = build_report(args, table, check, plan, templates, runs, agg, seconds)
+
+    print_header(args, plan, report)
+    print_results(args, plan, report)
+    write_report(args, report)
+    if args.png and plan.curves:
+        draw_curves(args, plan, agg["results"])
     return 0
 
 

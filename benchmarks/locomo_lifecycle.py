@@ -336,44 +336,41 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    global _EMBEDDER
-    args = parse_args(argv)
-    started = time.perf_counter()
-    max_questions = None
-    if args.quick:
-        args.conversations = [QUICK_CONVERSATION]
-        args.days, args.every, max_questions = QUICK_DAYS, QUICK_EVERY, QUICK_QUESTIONS
-    try:
-        convs = load_locomo(args.data, args.conversations)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not convs:
-        print("error: no conversations selected", file=sys.stderr)
-        return 2
-    _CONVS.update({c.sample_id: c for c in convs})
-    _PLAN.update(days=args.days, asks=args.asks, every=args.every, seed=args.seed, max_questions=max_questions)
+SETTINGS_REPORTED = (
+    "retention_days_low",
+    "retention_days_fair",
+    "retention_days_good",
+    "retention_days_high",
+    "recency_half_life_days",
+    "history_standing",
+    "history_uses",
+    "pattern_standing",
+    "pattern_uses",
+)
 
+
+def embed_everything(convs: list[Conversation], args: argparse.Namespace, max_questions: int | None) -> float:
+    """Every vector computed once in the parent (the forked runs only look them up); seconds."""
+    global _EMBEDDER
     base = Settings(db=Path(tempfile.gettempdir()) / "unused.db")
     _EMBEDDER = PrecomputedEmbedder(FastEmbedEmbedder(base.embed_model, base.model_cache_dir))
     t0 = time.perf_counter()
-    # Every vector computed once in the parent; the forked runs only look them up.
     _EMBEDDER.precompute([t.content for c in convs for t in c.turns])
     for c in convs:
         for a in schedule(c, args.days, 1, args.seed, max_questions):
             _EMBEDDER.embed_query(a.q.question)
-    embed_seconds = time.perf_counter() - t0
+    return time.perf_counter() - t0
 
-    units = [Unit(c.sample_id, v, on) for c in convs for v in VARIANTS for on in (True, False)]
-    t0 = time.perf_counter()
-    results = run_units(units, min(args.workers, len(units)))
-    run_seconds = time.perf_counter() - t0
-    res = aggregate(results, args.days)
 
+def build_report(
+    args: argparse.Namespace, convs: list[Conversation], max_questions: int | None, res: dict[str, Any]
+) -> dict[str, Any]:
+    """The JSON results, without the times."""
+    assert _EMBEDDER is not None
+    base = Settings(db=Path(tempfile.gettempdir()) / "unused.db")
     tune = [c.sample_id for c in convs if c.split == "tune"]
     test = [c.sample_id for c in convs if c.split == "test"]
-    report = {
+    return {
         "benchmark": "locomo_lifecycle",
         "data": str(args.data),
         "quick": args.quick,
@@ -396,28 +393,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             for c in convs
         },
-        "settings": {
-            k: getattr(base, k)
-            for k in (
-                "retention_days_low",
-                "retention_days_fair",
-                "retention_days_good",
-                "retention_days_high",
-                "recency_half_life_days",
-                "history_standing",
-                "history_uses",
-                "pattern_standing",
-                "pattern_uses",
-            )
-        },
+        "settings": {k: getattr(base, k) for k in SETTINGS_REPORTED},
         "results": res,
-        "seconds": {
-            "embed": round(embed_seconds, 1),
-            "runs": round(run_seconds, 1),
-            "total": round(time.perf_counter() - started, 1),
-        },
     }
 
+
+def print_report(args: argparse.Namespace, convs: list[Conversation], report: dict[str, Any]) -> None:
+    tune, test = report["split"]["tune"], report["split"]["test"]
     print(
         f"LoCoMo lifecycle: {len(convs)} conversation(s), {args.days} days, {args.asks} asks per category 1-4 "
         f"question, consolidation every {args.every} day(s), top_k={TOP_K}, seed {args.seed}"
@@ -428,10 +410,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{', '.join(test) or 'none'}"
     )
     print()
-    print(format_tables(res))
+    print(format_tables(report["results"]))
     print()
     s = report["seconds"]
     print(f"time: embed {s['embed']}s, runs {s['runs']}s, total {s['total']}s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    max_questions = None
+    if args.quick:
+        args.conversations = [QUICK_CONVERSATION]
+        args.days, args.every, max_questions = QUICK_DAYS, QUICK_EVERY, QUICK_QUESTIONS
+    try:
+        convs = load_locomo(args.data, args.conversations)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not convs:
+        print("error: no conversations selected", file=sys.stderr)
+        return 2
+    _CONVS.update({c.sample_id: c for c in convs})
+    _PLAN.update(days=args.days, asks=args.asks, every=args.every, seed=args.seed, max_questions=max_questions)
+    embed_seconds = embed_everything(convs, args, max_questions)
+
+    units = [Unit(c.sample_id, v, on) for c in convs for v in VARIANTS for on in (True, False)]
+    t0 = time.perf_counter()
+    results = run_units(units, min(args.workers, len(units)))
+    run_seconds = time.perf_counter() - t0
+    report = build_report(args, convs, max_questions, aggregate(results, args.days))
+    report["seconds"] = {
+        "embed": round(embed_seconds, 1),
+        "runs": round(run_seconds, 1),
+        "total": round(time.perf_counter() - started, 1),
+    }
+    print_report(args, convs, report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"results written to {args.out}")

@@ -322,28 +322,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    started = time.perf_counter()
-    try:
-        convs = load_locomo(args.data, args.conversations)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not convs:
-        print("error: no conversations selected", file=sys.stderr)
-        return 2
-    max_questions = None
-    if args.quick:
-        convs = convs[:1]
-        max_questions = QUICK_QUESTIONS
-
+def load_model() -> tuple[PrecomputedEmbedder, float]:
+    """The default model, loaded now so that its time is reported apart: (embedder, seconds)."""
     base = Settings(db=Path(tempfile.gettempdir()) / "unused.db")
     embedder = PrecomputedEmbedder(make_embedder(base.embed_model, base.model_cache_dir))
     t0 = time.perf_counter()
-    embedder.embed_query("probe")  # load the model now, so its time is reported apart
-    model_seconds = time.perf_counter() - t0
+    embedder.embed_query("probe")
+    return embedder, time.perf_counter() - t0
 
+
+def run_retrievers(
+    args: argparse.Namespace, convs: list[Conversation], embedder: PrecomputedEmbedder, max_questions: int | None
+) -> tuple[list[BuiltConversation], dict[str, dict[str, Any]], dict[str, Any] | None, dict[str, float]]:
+    """The databases written and every retriever evaluated (and the sweep with --sweep):
+    (built conversations, retrievers, sweep, seconds of the writes and the evaluation)."""
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-") as tmp:
         t0 = time.perf_counter()
         built = build(convs, embedder, Path(tmp))
@@ -361,9 +353,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             t0 = time.perf_counter()
             sweep = run_sweep(built, embedder, RETRIEVERS["fused"])
             sweep["seconds"] = round(time.perf_counter() - t0, 1)
+    return built, retrievers, sweep, {"write": write_seconds, "evaluate": eval_seconds}
 
-    questions = sum(len(b.conv.questions[:max_questions] if max_questions else b.conv.questions) for b in built)
-    report: dict[str, Any] = {
+
+def _asked(b: BuiltConversation, max_questions: int | None) -> int:
+    return len(b.conv.questions[:max_questions] if max_questions else b.conv.questions)
+
+
+def conversation_rows(built: list[BuiltConversation], max_questions: int | None) -> list[dict[str, Any]]:
+    """Per conversation: its split, sizes and what the evidence parsing fixed or skipped."""
+    return [
+        {
+            "sample_id": b.conv.sample_id,
+            "split": b.conv.split,
+            "turns": len(b.conv.turns),
+            "memories": b.memories,
+            "questions": _asked(b, max_questions),
+            "questions_skipped_no_evidence": b.conv.skipped_questions,
+            "evidence_fields_split": b.conv.split_evidence_fields,
+            "evidence_ids_normalized": b.conv.normalized_evidence_ids,
+            "evidence_ids_skipped": b.conv.skipped_evidence_ids,
+        }
+        for b in built
+    ]
+
+
+def build_report(
+    args: argparse.Namespace,
+    embedder: PrecomputedEmbedder,
+    built: list[BuiltConversation],
+    retrievers: dict[str, dict[str, Any]],
+    max_questions: int | None,
+    seconds: dict[str, float],
+) -> dict[str, Any]:
+    """The JSON results (without the sweep); `seconds` holds the model load, write and evaluation
+    times and the start of the run."""
+    return {
         "benchmark": "locomo_retrieval",
         "data": str(args.data),
         "quick": args.quick,
@@ -374,50 +399,62 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tune": [b.conv.sample_id for b in built if b.conv.split == "tune"],
             "test": [b.conv.sample_id for b in built if b.conv.split == "test"],
         },
-        "conversations": [
-            {
-                "sample_id": b.conv.sample_id,
-                "split": b.conv.split,
-                "turns": len(b.conv.turns),
-                "memories": b.memories,
-                "questions": len(b.conv.questions[:max_questions] if max_questions else b.conv.questions),
-                "questions_skipped_no_evidence": b.conv.skipped_questions,
-                "evidence_fields_split": b.conv.split_evidence_fields,
-                "evidence_ids_normalized": b.conv.normalized_evidence_ids,
-                "evidence_ids_skipped": b.conv.skipped_evidence_ids,
-            }
-            for b in built
-        ],
-        "questions": questions,
+        "conversations": conversation_rows(built, max_questions),
+        "questions": sum(_asked(b, max_questions) for b in built),
         "retrievers": retrievers,
         "seconds": {
-            "model_load": round(model_seconds, 2),
-            "write": round(write_seconds, 2),
-            "evaluate": round(eval_seconds, 2),
-            "total": round(time.perf_counter() - started, 2),
+            "model_load": round(seconds["model_load"], 2),
+            "write": round(seconds["write"], 2),
+            "evaluate": round(seconds["evaluate"], 2),
+            "total": round(time.perf_counter() - seconds["started"], 2),
         },
     }
-    if sweep is not None:
-        report["sweep"] = sweep
 
+
+def print_report(args: argparse.Namespace, report: dict[str, Any], built: list[BuiltConversation]) -> None:
     tune = ", ".join(report["split"]["tune"]) or "none selected"
     test = ", ".join(report["split"]["test"]) or "none selected"
     print(
         f"LoCoMo retrieval: {len(built)} conversation(s), {sum(b.memories for b in built)} memories, "
-        f"{questions} questions, top_k={TOP_K}, model {embedder.name}"
+        f"{report['questions']} questions, top_k={TOP_K}, model {report['embed_model']}"
         + (f" (quick: first conversation, at most {QUICK_QUESTIONS} questions)" if args.quick else "")
     )
     print(f"split: tuning uses {', '.join(TUNE_CONVERSATIONS)} only. tune = {tune}; test = {test}")
-    for name, r in retrievers.items():
+    for name, r in report["retrievers"].items():
         print(f"  {name:<8} {_short(r['settings'])}")
     print()
-    print(format_table(retrievers))
-    if sweep is not None:
+    print(format_table(report["retrievers"]))
+    if "sweep" in report:
         print()
-        print(format_sweep(sweep))
+        print(format_sweep(report["sweep"]))
     print()
     s = report["seconds"]
     print(f"time: model load {s['model_load']}s, write {s['write']}s, evaluate {s['evaluate']}s, total {s['total']}s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    try:
+        convs = load_locomo(args.data, args.conversations)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not convs:
+        print("error: no conversations selected", file=sys.stderr)
+        return 2
+    max_questions = None
+    if args.quick:
+        convs = convs[:1]
+        max_questions = QUICK_QUESTIONS
+
+    embedder, model_seconds = load_model()
+    built, retrievers, sweep, seconds = run_retrievers(args, convs, embedder, max_questions)
+    seconds |= {"model_load": model_seconds, "started": started}
+    report = build_report(args, embedder, built, retrievers, max_questions, seconds)
+    if sweep is not None:
+        report["sweep"] = sweep
+    print_report(args, report, built)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -138,7 +138,7 @@ def per_kind(prompts, reads, keys, setting) -> dict[str, dict[str, float]]:
     return {kind: score(ps, reads, keys, *setting) for kind, ps in sorted(groups.items())}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.natural_prompts",
         description=__doc__,
@@ -147,42 +147,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data-dir", type=Path, default=DATA)
     p.add_argument("--quick", action="store_true", help="a slice of each split (CI)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def mode_report(splits, reads, keys, keyword_only: bool, defaults) -> dict[str, Any]:
+    """One recall mode: the setting chosen on tune, the tune table, and test with the chosen
+    setting, with the defaults in force, by kind and by floor."""
+    best, table = choose(splits["tune"], reads["tune"], keys)
+    current_floor = defaults.inject_min_relevance_keyword if keyword_only else defaults.inject_min_relevance
+    current = (current_floor, defaults.inject_top_k, defaults.inject_tokens)
+    return {
+        "chosen_on_tune": {"floor": best[0], "top_k": best[1], "tokens": best[2]},
+        "tune": table,
+        "test_with_chosen": score(splits["test"], reads["test"], keys, *best),
+        "test_with_defaults": {
+            "setting": list(current),
+            **score(splits["test"], reads["test"], keys, *current),
+        },
+        "tune_with_defaults": score(splits["tune"], reads["tune"], keys, *current),
+        "test_by_kind": per_kind(splits["test"], reads["test"], keys, best),
+        "test_floors": {f"{f:.2f}": score(splits["test"], reads["test"], keys, f, best[1], best[2]) for f in FLOORS},
+    }
+
+
+def run_modes(memories: list[dict[str, Any]], splits: dict[str, list[dict[str, Any]]], report: dict[str, Any]) -> None:
+    """Every prompt read semantically and by keywords alone; each mode's figures (and the rule
+    before this benchmark, on keywords) added to `report`."""
     from mnemo_mcp.config import Settings
     from mnemo_mcp.embedding import FastEmbedEmbedder
 
-    memories, prompts = load(a.data_dir)
-    splits = {s: [x for x in prompts if x["split"] == s] for s in ("tune", "test")}
-    if a.quick:
-        splits = {s: ps[:40] for s, ps in splits.items()}
     defaults = Settings()
-    report: dict[str, Any] = {
-        "benchmark": "natural_prompts",
-        "memories": len(memories),
-        "prompts": {s: len(ps) for s, ps in splits.items()},
-    }
     with tempfile.TemporaryDirectory() as tmp:
         svc, keys = build(Path(tmp) / "np.db", memories, FastEmbedEmbedder())
         try:
             for mode, keyword_only in (("semantic", False), ("keyword", True)):
                 reads = {s: read_all(svc, ps, keyword_only) for s, ps in splits.items()}
-                best, table = choose(splits["tune"], reads["tune"], keys)
-                current_floor = defaults.inject_min_relevance_keyword if keyword_only else defaults.inject_min_relevance
-                current = (current_floor, defaults.inject_top_k, defaults.inject_tokens)
-                report[mode] = {
-                    "chosen_on_tune": {"floor": best[0], "top_k": best[1], "tokens": best[2]},
-                    "tune": table,
-                    "test_with_chosen": score(splits["test"], reads["test"], keys, *best),
-                    "test_with_defaults": {
-                        "setting": list(current),
-                        **score(splits["test"], reads["test"], keys, *current),
-                    },
-                    "tune_with_defaults": score(splits["tune"], reads["tune"], keys, *current),
-                    "test_by_kind": per_kind(splits["test"], reads["test"], keys, best),
-                    "test_floors": {
-                        f"{f:.2f}": score(splits["test"], reads["test"], keys, f, best[1], best[2]) for f in FLOORS
-                    },
-                }
+                report[mode] = mode_report(splits, reads, keys, keyword_only, defaults)
                 if keyword_only:
                     report["before"] = {
                         "setting": ["keyword", *BEFORE],
@@ -190,6 +190,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     }
         finally:
             svc.close()
+
+
+def _row(name: str, v: dict[str, float]) -> str:
+    return (
+        f"{name:24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} {v['quiet']:>7.3f} {v['tokens']:>7.1f}"
+    )
+
+
+def print_report(memories: list[dict[str, Any]], report: dict[str, Any]) -> None:
     print(
         f"natural prompts: {len(memories)} memories, prompts tune {report['prompts']['tune']} / test "
         f"{report['prompts']['test']}"
@@ -206,20 +215,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("test, defaults", r["test_with_defaults"]),
         ]
         for name, v in rows:
-            print(
-                f"{name:24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} {v['quiet']:>7.3f} "
-                f"{v['tokens']:>7.1f}"
-            )
+            print(_row(name, v))
         if mode == "keyword":
-            v = report["before"]
-            print(
-                f"{'test, before (0.5, top 3)':24} {v['correct']:>8.3f} {v['precise']:>8.3f} {v['clean']:>7.3f} "
-                f"{v['quiet']:>7.3f} {v['tokens']:>7.1f}"
-            )
+            print(_row("test, before (0.5, top 3)", report["before"]))
         print(
             "test by floor (chosen top-k and budget):  "
             + "  ".join(f"{f}: {v['correct']:.2f}/{v['clean']:.2f}" for f, v in r["test_floors"].items())
         )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    a = parse_args(argv)
+    memories, prompts = load(a.data_dir)
+    splits = {s: [x for x in prompts if x["split"] == s] for s in ("tune", "test")}
+    if a.quick:
+        splits = {s: ps[:40] for s, ps in splits.items()}
+    report: dict[str, Any] = {
+        "benchmark": "natural_prompts",
+        "memories": len(memories),
+        "prompts": {s: len(ps) for s, ps in splits.items()},
+    }
+    run_modes(memories, splits, report)
+    print_report(memories, report)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2))
     print(f"\nresults: {a.out}")

@@ -61,28 +61,22 @@ import hashlib
 import json
 import os
 import platform
-import random
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from mnemo_mcp.embedding import prepare_default_model
 
-from .common import percentile
 from .locomo import Conversation, load_locomo
-from .locomo_retrieval import QuestionResult, group_results, question_metrics
-from .speed import corpus, questions
+from .mcp_stdio_runs import TOP_K, CallFailed, log, result_text, run_recall, run_speed
 
 MMS_VERSION = "12.4.0"
 MMS_REQUIREMENT = f"mcp-memory-service[sqlite]=={MMS_VERSION}"
@@ -92,16 +86,10 @@ DEFAULT_BASE_PYTHON = "/usr/bin/python3"
 DEFAULT_CACHE = Path(os.environ.get("MNEMO_BENCH_CACHE") or Path.home() / ".cache" / "mnemo-bench")
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "vs_mcp_memory_service.json"
 DEFAULT_CONVERSATIONS = ("conv-41", "conv-44")
-TOP_K = 10
-CALL_TIMEOUT_S = 600.0
 MODEL_DIR = Path(".cache") / "mcp_memory" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
 
 _HASH_LINE = re.compile(r"^\s+Hash: ([0-9a-f]{64})\s*$", re.M)
 _STORED_HASH = re.compile(r"\(hash: ([0-9a-f]{64})\)")
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 # --- the peer's venv ---------------------------------------------------------------------------
@@ -186,17 +174,9 @@ def make_peer_home(root: Path) -> Path:
 # --- the two servers ---------------------------------------------------------------------------
 
 
-def _text(result: Any) -> str:
-    return "\n".join(getattr(c, "text", "") for c in (result.content or []))
-
-
 def their_hash(content: str) -> str:
     """mcp-memory-service's content hash (utils/hashing.py generate_content_hash)."""
     return hashlib.sha256(content.strip().lower().encode("utf-8")).hexdigest()
-
-
-class CallFailed(RuntimeError):
-    pass
 
 
 class Mnemo:
@@ -204,6 +184,7 @@ class Mnemo:
     # label -> memory_read arguments besides the query
     search_variants: dict[str, dict[str, Any]] = {"memory_read": {}}
     speed_variants = ("memory_read",)
+    health_tool: str | None = None  # a tool whose answer the speed row keeps
 
     def params(self, db: Path) -> StdioServerParameters:
         exe = shutil.which("mnemo-mcp")
@@ -219,13 +200,13 @@ class Mnemo:
         """(memory key, error)."""
         res = await client.call_tool("memory_write", {"content": content})
         if res.is_error:
-            return None, _text(res)[:300]
+            return None, result_text(res)[:300]
         return res.structured_content["id"], None
 
     async def search(self, client: Client, query: str, variant: str) -> list[str]:
         res = await client.call_tool("memory_read", {"query": query, "top_k": TOP_K, **self.search_variants[variant]})
         if res.is_error:
-            raise CallFailed(f"memory_read failed: {_text(res)[:500]}")
+            raise CallFailed(f"memory_read failed: {result_text(res)[:500]}")
         return [it["id"] for it in res.structured_content["items"]]
 
     def key_of(self, content: str) -> str | None:
@@ -241,6 +222,7 @@ class MCPMemoryService:
         "hybrid qb0.3": {"mode": "hybrid", "quality_boost": 0.3},
     }
     speed_variants = ("semantic", "hybrid")
+    health_tool: str | None = "memory_health"
 
     def __init__(self, memory: Path, home: Path):
         self.memory = memory
@@ -266,7 +248,7 @@ class MCPMemoryService:
         if bulk:
             args["conversation_id"] = "locomo-bench"
         res = await client.call_tool("memory_store", args)
-        text = _text(res)
+        text = result_text(res)
         m = _STORED_HASH.search(text)
         if res.is_error or not m:
             return None, text[:300]
@@ -274,7 +256,7 @@ class MCPMemoryService:
 
     async def search(self, client: Client, query: str, variant: str) -> list[str]:
         res = await client.call_tool("memory_search", {"query": query, "limit": TOP_K, **self.search_variants[variant]})
-        text = _text(res)
+        text = result_text(res)
         if res.is_error or text.startswith("Error"):
             raise CallFailed(f"memory_search failed: {text[:500]}")
         return _HASH_LINE.findall(text)
@@ -283,212 +265,11 @@ class MCPMemoryService:
         return their_hash(content)
 
 
-@asynccontextmanager
-async def serve(params: StdioServerParameters, errlog: Path) -> AsyncIterator[tuple[Client, float, float]]:
-    """A running server: (client, spawn time as perf_counter, initialize time in ms)."""
-    with open(errlog, "a", encoding="utf-8") as err:
-        t0 = time.perf_counter()
-        try:
-            async with Client(
-                stdio_client(params, errlog=err), mode="legacy", read_timeout_seconds=CALL_TIMEOUT_S
-            ) as client:
-                init_ms = (time.perf_counter() - t0) * 1000
-                yield client, t0, init_ms
-        except BaseException:
-            err.flush()
-            tail = errlog.read_text(encoding="utf-8", errors="replace")[-2500:]
-            log(f"--- {params.command} stderr (tail of {errlog}) ---\n{tail}")
-            raise
-
-
-async def timed(coro) -> tuple[Any, float]:
-    t = time.perf_counter()
-    out = await coro
-    return out, (time.perf_counter() - t) * 1000
-
-
-def _summary(ms: list[float]) -> dict[str, float | int]:
-    if not ms:
-        return {"n": 0}
-    return {"n": len(ms), "p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95), "mean_ms": sum(ms) / len(ms)}
-
-
-@dataclass
-class Loaded:
-    key_of: dict[str, str]  # content -> memory key
-    write_ms: list[float] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-
-async def load(server, client: Client, texts: Sequence[str], label: str) -> Loaded:
-    out = Loaded({})
-    t0 = time.perf_counter()
-    for i, text in enumerate(texts, start=1):
-        (key, err), ms = await timed(server.store(client, text, bulk=True))
-        out.write_ms.append(ms)
-        if key is None:
-            key = server.key_of(text) if err and "Duplicate content detected (exact match)" in err else None
-            if key is None:
-                out.failures.append(err or "no key")
-                continue
-        elif server.key_of(text) not in (None, key):
-            raise CallFailed(f"{server.name}: hash of stored content differs from the expected one: {text[:80]!r}")
-        out.key_of.setdefault(text, key)
-        if i % 1000 == 0:
-            log(f"    {label}: {i}/{len(texts)} written, {time.perf_counter() - t0:.0f}s")
-    out.seconds = time.perf_counter() - t0
-    return out
-
-
-# --- speed -------------------------------------------------------------------------------------
-
-
-async def speed_one(
-    server, db: Path, errlog: Path, texts: list[str], queries: list[str], new: list[str]
-) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    async with serve(server.params(db), errlog) as (client, _, init_ms):
-        row["initialize_empty_ms"] = init_ms
-        loaded = await load(server, client, texts, server.name)
-    row["load"] = {"seconds": loaded.seconds, "writes_per_s": len(texts) / loaded.seconds, **_summary(loaded.write_ms)}
-    row["load"]["failures"] = len(loaded.failures)
-    row["load"]["failure_examples"] = loaded.failures[:3]
-    row["memories"] = len(set(loaded.key_of.values()))
-
-    # One server process per search variant: the peer keeps an in-process LRU cache of embeddings
-    # keyed by text, so a second variant asking the same question would skip the embedding.
-    variants = server.speed_variants
-    row["search"], row["initialize_all_ms"] = {}, [row["initialize_empty_ms"]]
-    for i, v in enumerate(variants):
-        async with serve(server.params(db), errlog) as (client, t0, init_ms):
-            row["initialize_all_ms"].append(init_ms)
-            await server.search(client, queries[0], v)
-            if i == 0:
-                row["initialize_ms"] = init_ms
-                row["first_search_ms"] = (time.perf_counter() - t0) * 1000
-            await server.search(client, queries[1], v)  # warm this path once, untimed
-            lat = []
-            for q in queries[2:]:
-                _, ms = await timed(server.search(client, q, v))
-                lat.append(ms)
-            row["search"][v] = _summary(lat)
-            if i == len(variants) - 1:
-                write_ms, refused = [], []
-                for text in new:
-                    (key, err), ms = await timed(server.store(client, text, bulk=False))
-                    (write_ms if key else refused).append(ms)
-                    if not key:
-                        row.setdefault("store_refusal_examples", []).append((err or "")[:160])
-                row["store"] = _summary(write_ms)
-                row["store"]["refused"] = len(refused)
-                row["store"]["refused_p50_ms"] = percentile(refused, 0.5) if refused else None
-                if isinstance(server, MCPMemoryService):
-                    health = await client.call_tool("memory_health", {})
-                    row["health"] = _text(health)[:1500]
-    return row
-
-
-async def run_speed(
-    servers, data: Path, sizes: Sequence[int], n_search: int, n_store: int, seed: int, root: Path
-) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    pool = list(dict.fromkeys(questions(data)))
-    rng.shuffle(pool)
-    if len(pool) < n_search + 2 + n_store:
-        raise SystemExit(f"error: only {len(pool)} distinct questions for {n_search} searches and {n_store} stores")
-    queries = pool[: n_search + 2]
-    new = pool[n_search + 2 : n_search + 2 + n_store]
-    rows = []
-    for n in sizes:
-        texts = corpus(data, n)
-        row: dict[str, Any] = {"n": n}
-        for server in servers:
-            d = root / f"speed-{n}-{server.name}"
-            d.mkdir()
-            log(f"  N={n}: {server.name}")
-            row[server.name] = await speed_one(
-                server, d / "memory.db", root / f"{server.name}.stderr.log", texts, queries, new
-            )
-        rows.append(row)
-        print(format_speed_row(row, servers), flush=True)
-    return rows
-
-
-# --- recall ------------------------------------------------------------------------------------
-
-
-async def recall_one(
-    server, conv: Conversation, root: Path, errlog: Path, max_questions: int | None
-) -> dict[str, list[QuestionResult]]:
-    """Per search variant, the per-question metrics on this conversation."""
-    base = root / f"recall-{conv.sample_id}-{server.name}"
-    (base / "loaded").mkdir(parents=True)
-    db = base / "loaded" / "memory.db"
-    texts = [t.content for t in conv.turns]
-    async with serve(server.params(db), errlog) as (client, _, _init):
-        loaded = await load(server, client, texts, f"{server.name} {conv.sample_id}")
-    if loaded.failures:
-        raise CallFailed(
-            f"{server.name}: {len(loaded.failures)} turns of {conv.sample_id} not stored, e.g. {loaded.failures[0]}"
-        )
-    turn = {t.dia_id: t for t in conv.turns}
-    qs = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
-    qs = qs[:max_questions] if max_questions else qs
-    out: dict[str, list[QuestionResult]] = {}
-    for variant in server.search_variants:
-        vdir = base / re.sub(r"[^a-z0-9]+", "-", variant)
-        shutil.copytree(base / "loaded", vdir)  # every variant starts from the same loaded state
-        results = []
-        async with serve(server.params(vdir / "memory.db"), errlog) as (client, _, _init):
-            for q in qs:
-                gold = {loaded.key_of[turn[d].content] for d in q.evidence}
-                ranked = await server.search(client, q.question, variant)
-                results.append(
-                    QuestionResult(conv.sample_id, conv.split, q.category, question_metrics(ranked[:TOP_K], gold))
-                )
-        out[variant] = results
-    return out
-
-
-def _recall_figures(results: list[QuestionResult]) -> dict[str, Any]:
-    groups = group_results(results)
-    keep = ("recall@10", "ndcg@10", "hit@1")
-    return {
-        g: {"n": m["n"], **{k: m[k] for k in keep}}
-        for g, m in groups.items()
-        if g == "overall_1-4" or g.startswith("category_")
-    }
-
-
-async def run_recall(servers, convs: list[Conversation], root: Path, max_questions: int | None) -> dict[str, Any]:
-    per: dict[str, list[QuestionResult]] = {}
-    for conv in convs:
-        for server in servers:
-            log(f"  R@10 {conv.sample_id}: {server.name}")
-            got = await recall_one(server, conv, root, root / f"{server.name}.stderr.log", max_questions)
-            for variant, res in got.items():
-                per.setdefault(f"{server.name}:{variant}", []).extend(res)
-    return {name: _recall_figures(res) for name, res in per.items()}
-
-
 # --- report ------------------------------------------------------------------------------------
 
 
 def _k(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
-
-
-def format_speed_row(row: dict[str, Any], servers) -> str:
-    parts = [f"N={row['n']}:"]
-    for s in servers:
-        r = row[s.name]
-        srch = " ".join(f"{v} {r['search'][v]['p50_ms']:.1f}" for v in s.speed_variants)
-        parts.append(
-            f"{s.name}: init {r['initialize_ms']:.0f} ms, search p50 {srch} ms, store p50 "
-            f"{r['store'].get('p50_ms', float('nan')):.1f} ms, load {r['load']['seconds']:.0f}s;"
-        )
-    return " ".join(parts)
 
 
 def build_table(report: dict[str, Any]) -> tuple[list[list[str]], dict[str, bool]]:
@@ -609,22 +390,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-async def amain(a: argparse.Namespace) -> int:
-    started = time.perf_counter()
+def installed_peer(a: argparse.Namespace) -> tuple[Path, str]:
+    """The peer's `memory` command (installed on first use) and its version, checked."""
     memory = ensure_venv(a.cache_dir, a.base_python, a.reinstall)
     version = peer_version(memory)
     if version != MMS_VERSION:
         raise SystemExit(f"error: {memory} runs mcp-memory-service {version}, expected {MMS_VERSION}; use --reinstall")
-    sizes = [200] if a.quick else [int(x) for x in a.sizes.split(",") if x.strip()]
-    n_search, n_store = (20, 10) if a.quick else (a.searches, a.stores)
-    conv_ids = [c.strip() for c in a.conversations.split(",") if c.strip() and c.strip() != "none"]
-    max_questions = None
-    if a.quick:
-        conv_ids, max_questions = conv_ids[:1], 30
-    convs = load_locomo(a.data, conv_ids) if conv_ids else []
+    return memory, version
 
-    root = Path(tempfile.mkdtemp(prefix="mnemo-vs-mms-"))
-    report: dict[str, Any] = {
+
+def report_head(a: argparse.Namespace, memory: Path, version: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The report's first fields: the peer, the data, the machine and the run's settings."""
+    return {
         "benchmark": "vs_mcp_memory_service",
         "peer": {
             "package": "mcp-memory-service",
@@ -641,12 +418,20 @@ async def amain(a: argparse.Namespace) -> int:
             "platform": platform.platform(),
             "loadavg_start": os.getloadavg(),
         },
-        "settings": {"sizes": sizes, "searches": n_search, "stores": n_store, "seed": a.seed},
+        "settings": settings,
     }
+
+
+async def run_both(
+    a: argparse.Namespace, report: dict[str, Any], memory: Path, convs: list[Conversation], max_questions: int | None
+) -> None:
+    """The speed rows and R@10 of both servers into `report`, in a temporary folder (kept with --keep)."""
+    s = report["settings"]
+    root = Path(tempfile.mkdtemp(prefix="mnemo-vs-mms-"))
     try:
         servers = [Mnemo(), MCPMemoryService(memory, make_peer_home(root))]
-        log(f"speed: sizes {sizes}, {n_search} searches and {n_store} stores per size")
-        report["speed"] = await run_speed(servers, a.data, sizes, n_search, n_store, a.seed, root)
+        log(f"speed: sizes {s['sizes']}, {s['searches']} searches and {s['stores']} stores per size")
+        report["speed"] = await run_speed(servers, a.data, s["sizes"], s["searches"], s["stores"], a.seed, root)
         if convs:
             report["recall_conversations"] = [c.sample_id for c in convs]
             report["recall_max_questions"] = max_questions
@@ -657,12 +442,11 @@ async def amain(a: argparse.Namespace) -> int:
             log(f"kept {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
-    report["machine"]["loadavg_end"] = os.getloadavg()
-    report["seconds"] = round(time.perf_counter() - started, 1)
-    rows, goals = build_table(report)
-    report["table"] = rows
-    report["goals"] = goals
 
+
+def print_summary(report: dict[str, Any], version: str) -> None:
+    """The side-by-side table, R@10 by category, the goals and the machine's load."""
+    rows, goals = report["table"], report["goals"]
     print()
     print(f"mnemo-mcp vs mcp-memory-service {version}, same int8 all-MiniLM-L6-v2, MCP stdio; ratios are theirs/ours")
     print(format_table(rows))
@@ -679,6 +463,27 @@ async def amain(a: argparse.Namespace) -> int:
         f"load average {la[0]:.1f} at start, {lb[0]:.1f} at end ({report['machine']['cpus']} CPUs); total "
         f"{report['seconds']}s"
     )
+
+
+async def amain(a: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    memory, version = installed_peer(a)
+    sizes = [200] if a.quick else [int(x) for x in a.sizes.split(",") if x.strip()]
+    n_search, n_store = (20, 10) if a.quick else (a.searches, a.stores)
+    conv_ids = [c.strip() for c in a.conversations.split(",") if c.strip() and c.strip() != "none"]
+    max_questions = None
+    if a.quick:
+        conv_ids, max_questions = conv_ids[:1], 30
+    convs = load_locomo(a.data, conv_ids) if conv_ids else []
+
+    settings = {"sizes": sizes, "searches": n_search, "stores": n_store, "seed": a.seed}
+    report = report_head(a, memory, version, settings)
+    await run_both(a, report, memory, convs, max_questions)
+    report["machine"]["loadavg_end"] = os.getloadavg()
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    report["table"], report["goals"] = build_table(report)
+
+    print_summary(report, version)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"results: {a.out}")
