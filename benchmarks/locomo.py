@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,17 @@ class PrecomputedEmbedder:
         if vec is None:
             vec = self._queries[text] = np.asarray(self.inner.embed_query(text), dtype=np.float32)
         return vec
+
+
+def conversations_or_error(load: Callable[[], list[Conversation]]) -> list[Conversation] | None:
+    """The conversations `load` selects, or None after saying on stderr why there are none (a
+    benchmark then exits 2)."""
+    try:
+        convs = load()
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return None
+    if not convs:
+        print("error: no conversations selected", file=sys.stderr)
+        return None
+    return convs

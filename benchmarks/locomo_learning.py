@@ -98,7 +98,7 @@ from .learning_protocol import (
 )
 from .learning_report import build_report, draw_curves, print_header, print_results
 from .learning_stats import BOOTSTRAP, aggregate
-from .locomo import Conversation, load_locomo
+from .locomo import Conversation, conversations_or_error, load_locomo
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning.json"
 DEFAULT_SWEEP_OUT = Path(__file__).resolve().parent / "results" / "locomo_learning_sweep.json"
@@ -410,13 +410,10 @@ def write_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
-    try:
-        convs = select_conversations(load_locomo(args.data), args.conversations, args.sweep, args.quick)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not convs:
-        print("error: no conversations selected", file=sys.stderr)
+    convs = conversations_or_error(
+        lambda: select_conversations(load_locomo(args.data), args.conversations, args.sweep, args.quick)
+    )
+    if convs is None:
         return 2
 
     table, check, embed_seconds = embed_inputs(args, convs)

@@ -57,7 +57,7 @@ from mnemo_mcp.embedding import FastEmbedEmbedder
 from mnemo_mcp.service import MemoryService
 
 from .learning_protocol import examine, rng
-from .locomo import TUNE_CONVERSATIONS, Conversation, PrecomputedEmbedder, Question, load_locomo
+from .locomo import TUNE_CONVERSATIONS, Conversation, PrecomputedEmbedder, Question, conversations_or_error, load_locomo
 
 TOP_K = 5
 START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -423,13 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.conversations = [QUICK_CONVERSATION]
         args.days, args.every, max_questions = QUICK_DAYS, QUICK_EVERY, QUICK_QUESTIONS
-    try:
-        convs = load_locomo(args.data, args.conversations)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not convs:
-        print("error: no conversations selected", file=sys.stderr)
+    convs = conversations_or_error(lambda: load_locomo(args.data, args.conversations))
+    if convs is None:
         return 2
     _CONVS.update({c.sample_id: c for c in convs})
     _PLAN.update(days=args.days, asks=args.asks, every=args.every, seed=args.seed, max_questions=max_questions)

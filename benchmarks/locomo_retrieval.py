@@ -46,7 +46,14 @@ from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import make_embedder
 from mnemo_mcp.service import MemoryService
 
-from .locomo import CATEGORIES, TUNE_CONVERSATIONS, Conversation, PrecomputedEmbedder, load_locomo
+from .locomo import (
+    CATEGORIES,
+    TUNE_CONVERSATIONS,
+    Conversation,
+    PrecomputedEmbedder,
+    conversations_or_error,
+    load_locomo,
+)
 
 TOP_K = 50
 # Every memory gets the same creation time, so memories of equal relevance (ranked by
@@ -435,13 +442,8 @@ def print_report(args: argparse.Namespace, report: dict[str, Any], built: list[B
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
-    try:
-        convs = load_locomo(args.data, args.conversations)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not convs:
-        print("error: no conversations selected", file=sys.stderr)
+    convs = conversations_or_error(lambda: load_locomo(args.data, args.conversations))
+    if convs is None:
         return 2
     max_questions = None
     if args.quick:
