@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,23 @@ def hash_service(settings: Settings):
     svc = MemoryService(settings, HashEmbedder())
     yield svc
     svc.close()
+
+
+# The hook tests' project and environment (test_hooks, test_hook_channel): a git checkout for the
+# project scope, and a hook process's env with its own database, log and the hash model.
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop-api"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
+    return {
+        **keep,
+        "MNEMO_DB": str(tmp_path / "hooks.db"),
+        "MNEMO_HOOK_LOG": str(tmp_path / "hooks.log"),
+        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
+    }

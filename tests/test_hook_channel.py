@@ -40,24 +40,6 @@ NOTES = [
 HEAVY = ("pydantic", "pydantic_settings", "apsw", "numpy", "mcp", "fastembed", "onnxruntime")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop-api"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
-    return {
-        **keep,
-        "MNEMO_DB": str(tmp_path / "hooks.db"),
-        "MNEMO_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
-    }
-
-
 def seed(db: str, embedder=None) -> dict[str, str]:
     svc = MemoryService(Settings(db=db, project="shop-api", auto_consolidate=False), embedder or HashEmbedder())
     try:

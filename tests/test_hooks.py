@@ -4,7 +4,6 @@ Claude Code sends on stdin, against a temporary database."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,24 +31,6 @@ FILLER = [
     "The API rate limit is 120 requests per minute per token.",
     "Logs ship to Loki through promtail on every node.",
 ]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop-api"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
-    return {
-        **keep,
-        "MNEMO_DB": str(tmp_path / "hooks.db"),
-        "MNEMO_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
-    }
 
 
 @pytest.fixture
