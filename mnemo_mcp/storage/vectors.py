@@ -239,17 +239,11 @@ class VectorIndex:
         self.n += 1
         return at
 
+    # Every per-slot array: grown together, counted together.
+    _ARRAYS = ("rowids", "matrix", "sq_norms", "inv_norm", "live", "has_vector", "archived", "domain")
+
     def _arrays(self) -> list[np.ndarray]:
-        return [
-            self.rowids,
-            self.matrix,
-            self.sq_norms,
-            self.inv_norm,
-            self.live,
-            self.has_vector,
-            self.archived,
-            self.domain,
-        ]
+        return [getattr(self, name) for name in self._ARRAYS]
 
     def _grow(self, extra: int) -> None:
         import numpy as np
@@ -259,16 +253,8 @@ class VectorIndex:
             out[: len(arr)] = arr
             return out
 
-        (
-            self.rowids,
-            self.matrix,
-            self.sq_norms,
-            self.inv_norm,
-            self.live,
-            self.has_vector,
-            self.archived,
-            self.domain,
-        ) = (grown(a) for a in self._arrays())
+        for name in self._ARRAYS:
+            setattr(self, name, grown(getattr(self, name)))
         self.rowids[self.n :] = np.iinfo(np.int64).max  # unused slots sort last
 
     def _code(self, domain: str) -> int:
