@@ -20,11 +20,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
-def run_quick(module: str, tmp_path: Path, *extra: str) -> dict:
-    """Run `python -m benchmarks.MODULE --quick [EXTRA...]` on the shared data; return its JSON results."""
+def _run_module(module: str, tmp_path: Path, *args: str) -> dict:
     out = tmp_path / f"{module}.json"
     proc = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{module}", "--quick", "--data", str(DATA), "--out", str(out), *extra],
+        [sys.executable, "-m", f"benchmarks.{module}", *args, "--out", str(out)],
         cwd=REPO,
         check=False,
         capture_output=True,
@@ -32,6 +31,11 @@ def run_quick(module: str, tmp_path: Path, *extra: str) -> dict:
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
+
+
+def run_quick(module: str, tmp_path: Path, *extra: str) -> dict:
+    """Run `python -m benchmarks.MODULE --quick [EXTRA...]` on the shared data; return its JSON results."""
+    return _run_module(module, tmp_path, "--quick", "--data", str(DATA), *extra)
 
 
 @pytest.mark.slow
@@ -247,19 +251,6 @@ def test_natural_prompts_quick(tmp_path: Path) -> None:
         assert all(
             0.0 <= v <= 1.0 for k, v in report[mode]["test_with_chosen"].items() if k in ("correct", "precise", "clean")
         )
-
-
-def _run_module(module: str, tmp_path: Path, *args: str) -> dict:
-    out = tmp_path / f"{module}.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{module}", *args, "--out", str(out)],
-        cwd=REPO,
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(out.read_text())
 
 
 @pytest.mark.slow

@@ -145,6 +145,21 @@ def first_turn(svc, sid="s1", minute=0):
     )
 
 
+def failed_then_fixed(svc):
+    """The wrong advice, the user's "still failing", an edit of .envrc, and the check passes."""
+    first_turn(svc)
+    turn(svc, "s1", "still failing, same error", 5)
+    svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
+    svc.session_check(
+        "s1",
+        status="pass",
+        command="pytest -q",
+        tool_use_id="toolu_3",
+        calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
+        now=at(7),
+    )
+
+
 def test_a_pending_case_is_no_memory_until_an_outcome_comes(svc):
     pending = first_turn(svc)
     assert pending["advice"].startswith("```") and pending["commands"] == ["pip install --force-reinstall httpx"]
@@ -248,17 +263,7 @@ def test_the_same_fix_captured_again_merges_into_one_case(svc):
 
 
 def test_a_failing_check_recalls_what_worked_before_what_did_not(svc):
-    first_turn(svc)
-    turn(svc, "s1", "still failing, same error", 5)
-    svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
-    svc.session_check(
-        "s1",
-        status="pass",
-        command="pytest -q",
-        tool_use_id="toolu_3",
-        calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
-        now=at(7),
-    )
+    failed_then_fixed(svc)
     again = cases.error_signature(FAIL.replace("test_get", "test_post"))
     found = svc.cases_for(again)
     assert [cases.case_standing(m["valence"]) for m in found][:2] == [cases.WORKED, cases.FAILED]
@@ -287,17 +292,7 @@ def test_capture_off_keeps_nothing_and_fixes_mode_keeps_only_what_a_check_proved
             Settings(db=tmp_path / f"{mode}.db", project="p", capture=mode, auto_consolidate=False, auto_backup=False),
             HashEmbedder(),
         )
-        first_turn(svc)
-        turn(svc, "s1", "still failing, same error", 5)
-        svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
-        svc.session_check(
-            "s1",
-            status="pass",
-            command="pytest -q",
-            tool_use_id="toolu_3",
-            calls=[("", "prompt", ""), *calls("pytest -q"), ("", "prompt", ""), ("toolu_3", "Bash", "pytest -q")],
-            now=at(7),
-        )
+        failed_then_fixed(svc)
         assert {c.tags[1] for c in captured(svc)} == expected
         svc.close()
 
