@@ -124,7 +124,12 @@ class Session:
     def _spawns(self, command: str) -> bool:
         """Whether the installer's `if` filters let Claude Code run PostToolUse for this command."""
         parts = [command, *re.split(r"\s*(?:&&|;)\s*", command)]
-        return any(fnmatch.fnmatchcase(p.strip(), pat) for p in parts for pat in self.filters)
+        # `pytest *` also matches a bare `pytest` (as Claude Code 2.1.332 matches it)
+        return any(
+            fnmatch.fnmatchcase(p.strip(), pat) or (pat.endswith(" *") and p.strip() == pat[:-2])
+            for p in parts
+            for pat in self.filters
+        )
 
     def bash(self, command: str, output: str, exit_code: int) -> str:
         tid = self._tool("Bash", {"command": command, "description": "run it"})
@@ -259,9 +264,10 @@ def shown(context: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in map(_LINE.match, context.splitlines()) if m]
 
 
-def verdict(context: str, mine: dict[str, str]) -> str:
-    """What the first case shown is: this story's working fix, its failed advice, or neither."""
-    cases = [(mid, label) for mid, label in shown(context) if label.startswith("case")]
+def verdict(context: str, mine: dict[str, str], captured: set[str]) -> str:
+    """What the first case shown is: this story's working fix, its failed advice, or neither
+    (`captured`: the id prefixes of every case the stories left)."""
+    cases = [(mid, label) for mid, label in shown(context) if mid in captured]
     if not cases:
         return "none"
     mid, _ = cases[0]
@@ -323,6 +329,7 @@ def recur(
     verdicts per way, one record per meeting); the prompts' tokens go to `tokens`."""
     outcomes: dict[str, list[str]] = {"prompt": [], "check": []}
     stories: list[dict[str, Any]] = []
+    captured = {p for story in mine.values() for p in story}
     for i, sc in enumerate(scenarios):
         rec = sc["recurrence"]
         later = START + timedelta(days=rec["days_later"], minutes=30 * i)
@@ -331,18 +338,20 @@ def recur(
         if rec["mode"] in ("prompt", "both") and rec.get("prompt"):
             ctx = s.prompt(rec["prompt"])
             tokens.append(_tokens(ctx))
-            outcomes["prompt"].append(verdict(ctx, mine[sc["id"]]))
+            outcomes["prompt"].append(verdict(ctx, mine[sc["id"]], captured))
             stories.append(_story(sc, "prompt", outcomes["prompt"][-1], ctx, mine))
         if rec["mode"] in ("check", "both") and rec.get("check"):
             if rec["mode"] == "check":
                 s.prompt("run the tests")
             ctx = s.bash(rec["check"]["command"], rec["check"]["fail_output"], 1)
-            outcomes["check"].append(verdict(ctx, mine[sc["id"]]))
+            outcomes["check"].append(verdict(ctx, mine[sc["id"]], captured))
             stories.append(_story(sc, "check", outcomes["check"][-1], ctx, mine))
     return outcomes, stories
 
 
-def unrelated_prompts(hooks: Hooks, unrelated, projects: dict[str, Path], filters: list[str], tokens: list[int]) -> int:
+def unrelated_prompts(
+    hooks: Hooks, unrelated, projects: dict[str, Path], filters: list[str], tokens: list[int], captured: set[str]
+) -> int:
     """Prompts about none of the stories: how many got a captured case (their tokens go to `tokens`)."""
     noise = 0
     for i, u in enumerate(unrelated):
@@ -350,7 +359,7 @@ def unrelated_prompts(hooks: Hooks, unrelated, projects: dict[str, Path], filter
         s = Session(hooks, f"u-{u['id']}", folder, START + timedelta(days=70, minutes=i), filters)
         ctx = s.prompt(u["prompt"])
         tokens.append(_tokens(ctx))
-        noise += any(label.startswith("case") for _, label in shown(ctx))
+        noise += any(mid in captured for mid, _ in shown(ctx))
     return noise
 
 
@@ -386,7 +395,8 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
             mine, per_session = teach(hooks, root, scenarios, env, filters)
             tokens: list[int] = []
             outcomes, stories = recur(hooks, root, scenarios, mine, filters, tokens)
-            noise = unrelated_prompts(hooks, unrelated, projects, filters, tokens)
+            captured = {p for story in mine.values() for p in story}
+            noise = unrelated_prompts(hooks, unrelated, projects, filters, tokens, captured)
             total, kinds, without_outcome = stored_cases(db)
         finally:
             if server is not None:

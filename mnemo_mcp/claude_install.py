@@ -89,6 +89,8 @@ CHECK_FILTERS: tuple[str, ...] = tuple(
         "deno",
         "docker",
         "pre-commit",
+        "lint-staged",
+        "gh",
     )
 )
 # (event, matcher, `if` filters): one hook group per row, one entry per filter.

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .core.alignment import AlignmentRule
+from .core.attribution import FOLLOW_FLOOR, FULL_CREDIT
 from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
 from .core.lifecycle import RetentionPolicy, TierPolicy
 from .paths import HOOK_CONNECT_MS, HOOK_MODEL_WAIT_MS, cache_dir, data_dir, expand
@@ -107,6 +108,11 @@ class Settings(BaseSettings):
     )
     write_link_concepts: int = Field(5, ge=0, le=16, description="leading concepts of a memory linked on write")
     link_half_life_days: float = Field(90.0, gt=0.0, description="unused links lose half their weight in this time")
+    recovery_half_life_days: float = Field(
+        60.0,
+        ge=0.0,
+        description="a memory that misled and was not tried since recovers half its valence in this time (0: never)",
+    )
     link_prune_below: float = Field(
         0.01, ge=0.0, le=1.0, description="decayed links never touched by feedback are dropped below this"
     )
@@ -203,11 +209,20 @@ class Settings(BaseSettings):
     outcome_worked: float = Field(1.0, ge=-1.0, le=1.0)
     outcome_partial: float = Field(0.3, ge=-1.0, le=1.0)
     outcome_failed: float = Field(-1.0, ge=-1.0, le=1.0)
-    check_fail_outcome: float = Field(-0.5, ge=-1.0, le=1.0, description="a test/build failure after a recall")
+    check_fail_outcome: float = Field(
+        -0.5, ge=-1.0, le=1.0, description="a test/build failure, for what the changes since its last run followed"
+    )
     check_pass_outcome: float = Field(
-        0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what was recalled since"
+        0.5, ge=-1.0, le=1.0, description="a pass after a failure, for what the changes since followed"
     )
     extra_check_commands: list[str] = Field(default_factory=list, description="more check-command regexes (JSON list)")
+    # Attribution (core.attribution): an outcome credits what the session's actions followed.
+    follow_floor: float = Field(
+        FOLLOW_FLOOR, ge=0.0, le=1.0, description="alignment under which a shown memory was not followed: no credit"
+    )
+    full_credit: float = Field(
+        FULL_CREDIT, gt=0.0, le=1.0, description="alignment from which a followed memory takes the whole outcome"
+    )
 
     # Capture: cases learned from sessions without being told (hooks; no model, no LLM)
     capture: Literal["off", "outcomes", "fixes"] = Field(

@@ -19,6 +19,12 @@ WRONG = "It is a broken install. Reinstall it:\n\n```bash\npip install --force-r
 FIX = "pytest runs outside the venv. Activate it first: `source .venv/bin/activate`, then `python -m pytest`."
 
 
+def edit_action(file: str) -> tuple[str, str, dict]:
+    """An Edit of `file` as the hooks report it (a fresh tool_use id each time)."""
+    edit_action.n = getattr(edit_action, "n", 0) + 1
+    return f"edit-{edit_action.n}", "Edit", {"file_path": file, "old_string": "a", "new_string": "b", "_file": file}
+
+
 @pytest.fixture
 def svc(tmp_path):
     s = MemoryService(
@@ -149,7 +155,7 @@ def failed_then_fixed(svc):
     """The wrong advice, the user's "still failing", an edit of .envrc, and the check passes."""
     first_turn(svc)
     turn(svc, "s1", "still failing, same error", 5)
-    svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
+    svc.session_actions("s1", actions=[edit_action(".envrc")], now=at(6))
     svc.session_check(
         "s1",
         status="pass",
@@ -168,6 +174,8 @@ def test_a_pending_case_is_no_memory_until_an_outcome_comes(svc):
     (case,) = captured(svc)
     assert case.memory_type == "case" and case.source == "capture" and case.valence < 0
     assert "pip install --force-reinstall httpx" in case.content and "Asked: pytest can't import httpx" in case.content
+    # What was tried leads; the question only names it, after.
+    assert case.content.index("pip install") < case.content.index("Asked:")
 
 
 def test_silence_is_not_an_outcome_a_pending_case_expires(svc):
@@ -215,7 +223,7 @@ def test_a_later_check_after_the_turns_changes_judges_the_pending_case(svc):
 def test_a_check_that_fails_then_passes_after_changes_makes_a_fix_case(svc):
     first_turn(svc)
     turn(svc, "s1", "still failing, same error", 5)
-    svc.session_edit("s1", tool="Edit", file=".envrc", now=at(6))
+    svc.session_actions("s1", actions=[edit_action(".envrc")], now=at(6))
     transcript = [
         ("", "prompt", ""),
         *calls("pytest -q", "pip install --force-reinstall httpx"),
@@ -225,8 +233,8 @@ def test_a_check_that_fails_then_passes_after_changes_makes_a_fix_case(svc):
     svc.session_check("s1", status="pass", command="pytest -q", tool_use_id="toolu_3", calls=transcript, now=at(7))
     fix = next(c for c in captured(svc) if "fix" in c.tags)
     assert (
-        fix.content.startswith("`pytest -q` failed with `")
-        and "fixed by editing .envrc; running `source .venv/bin/activate`" in fix.content
+        fix.content.startswith("Fix: editing .envrc; running `source .venv/bin/activate`.")
+        and "\nFixed: `pytest -q` failing with `" in fix.content
     )
     assert "force-reinstall" not in fix.content  # that was the attempt the user said failed
     assert fix.valence > 0
@@ -249,7 +257,7 @@ def test_the_same_fix_captured_again_merges_into_one_case(svc):
             calls=calls("pytest -q"),
             now=at(base + 1),
         )
-        svc.session_edit(sid, tool="Edit", file=".envrc", now=at(base + 2))
+        svc.session_actions(sid, actions=[edit_action(".envrc")], now=at(base + 2))
         svc.session_check(
             sid,
             status="pass",
@@ -308,7 +316,7 @@ def test_a_failing_command_that_is_no_check_is_closed_as_a_fix_when_the_transcri
         calls=calls("docker compose up api"),
         now=at(1),
     )
-    svc.session_edit("s1", tool="Edit", file="docker-compose.yml", now=at(2))
+    svc.session_actions("s1", actions=[edit_action("docker-compose.yml")], now=at(2))
     history = [("", "prompt", ""), *calls("docker compose up api", "docker compose up api")]
     svc.session_stop(
         "s1",
@@ -318,5 +326,5 @@ def test_a_failing_command_that_is_no_check_is_closed_as_a_fix_when_the_transcri
         now=at(3),
     )
     (fix,) = [c for c in captured(svc) if "fix" in c.tags]
-    assert "fixed by editing docker-compose.yml" in fix.content
+    assert fix.content.startswith("Fix: editing docker-compose.yml")
     assert svc.stats().feedback_events == 1  # no memory was blamed for a command that is no test

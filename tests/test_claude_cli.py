@@ -144,6 +144,6 @@ def test_a_session_through_the_real_cli(tmp_path: Path, scope: str) -> None:
     ], tools
     # What the session tried became a case: the failing check, the edit that fixed it, and the
     # user's thanks on top of the passing run.
-    fixes = [m for m in captured if m["memory_type"] == "case" and "fixed by editing" in m["content"]]
-    assert len(fixes) == 1 and "`make test` failed with" in fixes[0]["content"], captured
+    fixes = [m for m in captured if m["memory_type"] == "case" and m["content"].startswith("Fix: editing")]
+    assert len(fixes) == 1 and "Fixed: `make test` failing with" in fixes[0]["content"], captured
     assert fixes[0]["valence"] > 0 and fixes[0]["feedback_count"] == 2

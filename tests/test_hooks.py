@@ -85,6 +85,39 @@ def bash(project: Path, command: str, event: str = "PostToolUse", session: str =
     return payload
 
 
+def stop(project: Path, answer: str, session: str = "s-1") -> dict:
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": answer,
+    }
+
+
+def edit(project: Path, new: str, old: str = "pass", session: str = "s-1", tool_use_id: str = "e-1") -> dict:
+    """An Edit's PostToolUse, in the shape Claude Code 2.1.332 sends it."""
+    path = str(project / "app" / "webhooks.py")
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": path, "old_string": old, "new_string": new, "replace_all": False},
+        "tool_response": {"filePath": path, "oldString": old, "newString": new, "userModified": False},
+        "tool_use_id": tool_use_id,
+    }
+
+
+# An answer and an edit that carry out the webhook memory (in other words than the note's).
+FOLLOWS_WEBHOOK = (
+    "Retries now back off exponentially from 2 seconds; a payload that keeps failing lands in the dead letter queue."
+)
+WEBHOOK_CODE = "retry = ExponentialBackoff(start_seconds=2)\nfailed.move_to(dead_letter_queue)"
+
+
 def valence(svc: MemoryService, mid: str) -> float:
     return svc.quality(mid).valence
 
@@ -130,21 +163,32 @@ def test_injection_stays_within_the_token_budget(env, project, store):
     assert tiny.returncode == 0 and tiny.stdout == ""  # no room for a useful line: nothing
 
 
-def test_a_worked_reaction_credits_the_memories_of_the_previous_turn(env, project, store):
+def test_a_worked_reaction_credits_the_memory_the_previous_turn_followed(env, project, store):
     hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    hook(env, "Stop", stop(project, FOLLOWS_WEBHOOK))
     assert valence(store, store.ids["webhook"]) == 0
     hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it! now add a changelog entry"))
     assert valence(store, store.ids["webhook"]) > 0
 
 
+def test_a_reaction_to_a_turn_that_did_nothing_a_memory_says_credits_nothing(env, project, store):
+    # Shown is not followed: the memory was injected, the answer went elsewhere.
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    hook(env, "Stop", stop(project, "I renamed the CLI's --quiet flag to --silent and updated the help text."))
+    hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it"))
+    assert valence(store, store.ids["webhook"]) == 0 and feedback_events(store) == 0
+
+
 def test_a_failed_reaction_counts_against_them_and_an_unknown_one_changes_nothing(env, project, store):
     hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    hook(env, "Stop", stop(project, FOLLOWS_WEBHOOK))
     before = feedback_events(store)
     hook(env, "UserPromptSubmit", prompt(project, "add a --verbose flag to the cli"))
     assert feedback_events(store) == before and valence(store, store.ids["webhook"]) == 0
     hook(
         env, "UserPromptSubmit", prompt(project, "webhook retries with backoff and the dead letter queue again please")
     )
+    hook(env, "Stop", stop(project, FOLLOWS_WEBHOOK))
     hook(env, "UserPromptSubmit", prompt(project, "no, still failing with the same error"))
     assert valence(store, store.ids["webhook"]) < 0
 
@@ -162,15 +206,16 @@ def test_the_first_prompt_of_a_session_scores_nothing(env, project, store):
 # --- PostToolUse: tests and builds --------------------------------------------------------------
 
 
-def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_the_fix(env, project, store):
+def test_a_failing_test_run_blames_what_the_changes_followed_and_a_later_pass_credits_the_fix(env, project, store):
     hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE, tool_use_id="e-1"))
     hook(
         env, "PostToolUseFailure", bash(project, "uv run pytest -q tests/test_webhooks.py", event="PostToolUseFailure")
     )
     blamed = valence(store, store.ids["webhook"])
     assert blamed < 0
     hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
-    assert valence(store, store.ids["webhook"]) == blamed  # once per turn
+    assert valence(store, store.ids["webhook"]) == blamed  # the same failure again, nothing changed between
     fix = store.write("Backoff tests need the fake clock fixture from conftest.", allow_duplicate=True).id
     read = store.read("backoff tests fake clock", top_k=1, record=True)
     assert read.items[0].id == fix
@@ -183,9 +228,21 @@ def test_a_failing_test_run_blames_this_turns_recall_and_a_later_pass_credits_th
         "tool_response": [{"type": "text", "text": json.dumps(read.model_dump(mode="json"))}],
     }
     assert hook(env, "PostToolUse", tool).returncode == 0
+    hook(
+        env, "PostToolUse", edit(project, "def test_backoff(fake_clock):", old="def test_backoff():", tool_use_id="e-2")
+    )
     hook(env, "PostToolUse", bash(project, "cd api && pytest -q"))
     assert valence(store, fix) > 0
-    assert valence(store, store.ids["webhook"]) == blamed  # recalled before the failure
+    assert valence(store, store.ids["webhook"]) == blamed  # followed before the failure, not since
+
+
+def test_a_check_run_before_anything_changed_is_the_starting_point_not_an_outcome(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
+    assert feedback_events(store) == 0
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE))
+    hook(env, "PostToolUse", bash(project, "pytest -q"))
+    assert valence(store, store.ids["webhook"]) > 0  # the pass after the change credits what it followed
 
 
 @pytest.mark.parametrize(
@@ -281,8 +338,7 @@ def test_stop_hook_makes_the_next_reaction_credit_the_memory_the_answer_used(env
     assert hook(env, "Stop", stop).returncode == 0
     hook(env, "UserPromptSubmit", prompt(project, "thanks, that fixed it"))
     used, unused = valence(store, store.ids["webhook"]), valence(store, celery.id)
-    assert used > unused > 0
-    assert unused == pytest.approx(0.3 * store.settings.align_min_credit, abs=1e-3)
+    assert used > 0 and unused == 0  # shown beside it, not followed: untouched
 
 
 def test_stop_hook_without_an_answer_or_recall_changes_nothing(env, project, store, tmp_path):
@@ -313,26 +369,27 @@ def real(name: str, project: Path, **changes) -> dict:
 def test_a_background_test_run_is_no_result_until_its_task_notification_says_it_failed(env, project, store):
     first = real("UserPromptSubmit", project, prompt=ASK)
     assert store.ids["webhook"][:12] in context_of(hook(env, "UserPromptSubmit", first))
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE, session=first["session_id"]))
     assert hook(env, "PostToolUse", real("PostToolUse-Bash-background", project)).returncode == 0
     assert feedback_events(store) == 0  # it ran in the background: PostToolUse said nothing of its exit code
     note = real("UserPromptSubmit-task-notification", project)
     out = hook(env, "UserPromptSubmit", note)
     assert out.returncode == 0 and out.stdout == ""  # Claude Code speaking: no injection, no reaction
     blamed = valence(store, store.ids["webhook"])
-    assert blamed == pytest.approx(store.settings.learning_rate * store.settings.check_fail_outcome, abs=1e-6)
+    assert blamed < 0
     assert hook(env, "UserPromptSubmit", note).returncode == 0
     assert valence(store, store.ids["webhook"]) == blamed  # the same task's result counts once
 
 
 def test_a_task_notification_starts_no_turn_so_the_users_next_reaction_credits_this_turns_recall(env, project, store):
-    hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt=ASK))
+    first = real("UserPromptSubmit", project, prompt=ASK)
+    hook(env, "UserPromptSubmit", first)
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE, session=first["session_id"]))
     hook(env, "UserPromptSubmit", real("UserPromptSubmit-task-notification", project))  # not one of our checks
     assert feedback_events(store) == 0
     reaction = real("UserPromptSubmit", project, prompt="still failing, same error", prompt_id="next-turn")
     hook(env, "UserPromptSubmit", reaction)
-    assert valence(store, store.ids["webhook"]) == pytest.approx(
-        store.settings.learning_rate * store.settings.outcome_failed
-    )
+    assert valence(store, store.ids["webhook"]) < 0
 
 
 def test_a_notification_of_a_stopped_task_says_nothing(env, project, store):
@@ -348,24 +405,29 @@ def test_a_notification_of_a_stopped_task_says_nothing(env, project, store):
 
 def test_a_timed_out_command_sent_to_the_background_is_no_pass(env, project, store):
     hook(env, "UserPromptSubmit", prompt(project, ASK))
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE, tool_use_id="e-1"))
     hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
     blamed = valence(store, store.ids["webhook"])
+    assert blamed < 0
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE + "\nlog.info('retry')", old=WEBHOOK_CODE, tool_use_id="e-2"))
     auto = bash(project, "pytest -q", backgroundTaskId="b77", timedOutAfterMs=120000)
     hook(env, "PostToolUse", auto)
     assert valence(store, store.ids["webhook"]) == blamed  # a pass after the failure would have credited
 
 
-def test_memories_a_models_memory_read_returned_below_the_floor_take_no_blame(env, project, store):
+def test_of_what_a_models_memory_read_returned_only_what_it_then_did_takes_the_blame(env, project, store):
     hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="add a --verbose flag to the cli"))
     others = [store.read(text, top_k=1, record=False).items[0].id for text in FILLER[:2]]
     result = json.loads(PAYLOADS["PostToolUse-mcp-memory_read"]["tool_response"])
     item = result["items"][0]
     result["items"] = [
         {**item, "id": store.ids["webhook"], "relevance": 0.9546},
-        {**item, "id": others[0], "relevance": 0.005},
+        {**item, "id": others[0], "relevance": 0.5},
         {**item, "id": others[1], "relevance": 0.0},
     ]
-    hook(env, "PostToolUse", real("PostToolUse-mcp-memory_read", project, tool_response=json.dumps(result)))
+    read = real("PostToolUse-mcp-memory_read", project, tool_response=json.dumps(result))
+    hook(env, "PostToolUse", read)
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE, session=read["session_id"]))
     hook(env, "PostToolUseFailure", real("PostToolUseFailure-Bash", project))
     assert valence(store, store.ids["webhook"]) < 0
     assert [valence(store, m) for m in others] == [0.0, 0.0]
@@ -394,8 +456,8 @@ def test_the_real_stop_payload_records_the_answers_alignment(env, project, store
     )
     assert hook(env, "Stop", stop).returncode == 0
     hook(env, "UserPromptSubmit", real("UserPromptSubmit", project, prompt="thanks, that worked", prompt_id="p-2"))
-    # Credited by how closely the answer followed it: without the Stop hook it would be the full step.
-    assert 0 < valence(store, store.ids["webhook"]) < store.settings.learning_rate * store.settings.outcome_worked
+    # Credited because the answer followed it (without the Stop hook: no evidence, no credit).
+    assert 0 < valence(store, store.ids["webhook"]) <= store.settings.learning_rate * store.settings.outcome_worked
     assert not Path(env["MNEMO_HOOK_LOG"]).exists()
 
 
@@ -425,5 +487,5 @@ def test_a_tool_call_that_spawned_the_hook_twice_counts_once(env, project, store
     for p in procs:
         p.communicate(passed, timeout=60)
     fixes = store.browse_list(None, source="capture").items
-    assert len(fixes) == 1 and "fixed by editing app/webhooks.py" in fixes[0].content
+    assert len(fixes) == 1 and fixes[0].content.startswith("Fix: editing app/webhooks.py")
     assert fixes[0].feedback_count == 1

@@ -261,26 +261,27 @@ def test_delete_removes_the_memory_its_vector_and_its_learning_state(store, rng)
         r1 = store.insert(make_row(hex_id(1), "to delete"), v1)
         r2 = store.insert(make_row(hex_id(2), "to keep"), v2)
         for mid in (hex_id(1), hex_id(2)):
-            store.put_cue(mid, "webhook", 0.5, 1, STAMP)
-            store.add_feedback_event(
-                {
-                    "memory_id": mid,
-                    "read_id": None,
-                    "outcome": 1.0,
-                    "rate": 0.3,
-                    "valence_before": 0.0,
-                    "valence_after": 0.3,
-                    "source": "test",
-                    "created_at": STAMP,
-                }
+            store.put_cues([(mid, "webhook", 0.5, 1, STAMP)])
+            store.add_feedback_events(
+                [
+                    {
+                        "memory_id": mid,
+                        "read_id": None,
+                        "outcome": 1.0,
+                        "rate": 0.3,
+                        "valence_before": 0.0,
+                        "valence_after": 0.3,
+                        "source": "test",
+                        "created_at": STAMP,
+                    }
+                ]
             )
         assert store.delete(hex_id(1)) is True
     with store.db.read():
         assert store.get(hex_id(1)) is None
         assert store.get(hex_id(2)) is not None
         assert store.cosines(v1, [r1, r2]).keys() == {r2}
-        assert store.get_cue(hex_id(1), "webhook") is None
-        assert store.get_cue(hex_id(2), "webhook") == (0.5, 1)
+        assert store.cues_between([hex_id(1), hex_id(2)], ["webhook"]) == {(hex_id(2), "webhook"): (0.5, 1)}
         assert store.feedback_events(hex_id(1)) == []
         assert len(store.feedback_events(hex_id(2))) == 1
     assert r1 not in knn_rowids(store, v1, include_archived=True)
@@ -526,7 +527,7 @@ def test_failed_write_transaction_leaves_nothing_behind(store, rng):
     with pytest.raises(Boom):
         with store.db.write():
             store.insert(make_row(hex_id(1), "half written webhook", tags=["ghost"]), v)
-            store.put_cue(hex_id(1), "webhook", 0.9, 1, STAMP)
+            store.put_cues([(hex_id(1), "webhook", 0.9, 1, STAMP)])
             raise Boom
     with store.db.read() as conn:
         assert store.get(hex_id(1)) is None
@@ -754,3 +755,43 @@ def test_the_session_digest_is_ordered_by_the_core_rule(store, rng):
         top = store.top_memories(None, 10, valence_weight=lc.DIGEST_VALENCE_WEIGHT)
     got = [(m["tier"], m["quality"], m["valence"]) for m in top]
     assert got == sorted(spec, key=lambda t: lc.digest_order(*t))
+
+
+def test_batched_learning_writes_read_back_as_written_in_one_statement_each(store, rng):
+    with store.db.write():
+        for i in (1, 2):
+            store.insert(make_row(hex_id(i), f"memory {i}"), unit_vector(rng))
+        store.put_associations([("b", "a", 0.4, 0.1, 2, STAMP), ("c", "d", 0.2, -0.3, 1, STAMP)])
+        store.put_cues([(hex_id(1), "webhook", 0.5, 1, STAMP), (hex_id(2), "retry", -0.2, 3, STAMP)])
+        store.record_outcomes(
+            [{"id": hex_id(2), "valence": 0.25, "feedback_count": 4, "metadata": {"k": [1]}, "updated_at": STAMP}]
+        )
+        events = [
+            {
+                "memory_id": hex_id(i),
+                "read_id": None,
+                "outcome": 0.5 * i,
+                "rate": 0.3,
+                "valence_before": 0.0,
+                "valence_after": 0.1 * i,
+                "source": "test",
+                "created_at": STAMP,
+            }
+            for i in (1, 2, 1)
+        ]
+        store.add_feedback_events(events)
+    with store.db.read():
+        # Pairs are one link whatever their order; keys come back with a < b.
+        assert store.associations_between([("a", "b"), ("d", "c"), ("x", "y")]) == {
+            ("a", "b"): (0.4, 0.1, 2),
+            ("c", "d"): (0.2, -0.3, 1),
+        }
+        assert store.cues_between([hex_id(1), hex_id(2)], ["webhook", "retry"]) == {
+            (hex_id(1), "webhook"): (0.5, 1),
+            (hex_id(2), "retry"): (-0.2, 3),
+        }
+        row = store.get(hex_id(2))
+        assert (row["valence"], row["feedback_count"], row["metadata"]) == (0.25, 4, {"k": [1]})
+        assert store.get(hex_id(1))["valence"] == 0.0
+        assert [e["outcome"] for e in store.feedback_events()] == [0.5, 1.0, 0.5]  # in the order given
+        assert store.existing_ids([hex_id(1), hex_id(3)]) == {hex_id(1)}

@@ -179,17 +179,77 @@ def actionable(answer: str, limit: int = ACTIONABLE_CHARS) -> str:
     return "\n".join(out)
 
 
+# The words of a sentence that says what was done, or why.
+_DONE = re.compile(
+    r"\b(?:add(?:ed|s|ing)?|chang(?:ed|es|ing)|replac(?:ed|es|ing)|switch(?:ed|es|ing)?|set(?:s|ting)?|mov(?:ed|es|ing)|"
+    r"pinn?(?:ed|ing)?|upgrad(?:ed|es|ing)|downgrad(?:ed|es|ing)|bump(?:ed|s)?|configur(?:ed|es|ing)|enabl(?:ed|es|ing)|"
+    r"disabl(?:ed|es|ing)|install(?:ed|s|ing)?|wrapp?(?:ed|s|ing)?|renam(?:ed|es|ing)|remov(?:ed|es|ing)|dropp?(?:ed|s|ing)?|"
+    r"fix(?:ed|es|ing)?|now|us(?:e|es|ed|ing)|compar(?:e|es|ed|ing)|point(?:ed|s)?|quot(?:ed|es|ing)|escap(?:ed|es|ing)|"
+    r"load(?:ed|s|ing)?|read(?:s|ing)?|pass(?:es|ed|ing)?|mak(?:e|es|ing)|made|keep|kept|put|call(?:ed|s|ing)?|"
+    r"instead|register(?:ed|s)?|export(?:ed|s)?|import(?:ed|s)?|declar(?:ed|es|ing)|mount(?:ed|s)?|map(?:ped|s)?)\b",
+    re.I,
+)
+_WHY = re.compile(
+    r"\b(?:because|since|so that|the (?:real |root |actual )?(?:cause|problem|issue|reason) (?:is|was)|caused by|"
+    r"which (?:means|is why)|that'?s why|due to|otherwise|requires?|expects?)\b",
+    re.I,
+)
+_SETS_ASIDE = re.compile(
+    r"\b(?:didn'?t|did not|doesn'?t|does not|won'?t|isn'?t|wasn'?t|not the cause|no longer)\b", re.I
+)
+EXPLANATION_CHARS = 360
+
+
+def explanation(answer: str, limit: int = EXPLANATION_CHARS) -> str:
+    """The sentence or two of an answer that say what was done and why, verbatim, within
+    `limit` characters ("" when none does): a captured fix keeps its reason, not only its
+    commands. Questions, code blocks and sentences that set something aside are left out."""
+    if not isinstance(answer, str) or not answer.strip():
+        return ""
+    prose = _FENCE.sub(" ", answer)
+    scored = []
+    for i, chunk in enumerate(_SENTENCE.split(prose)):
+        sentence = " ".join(chunk.split())
+        if len(sentence) < 20 or sentence.endswith("?") or _SETS_ASIDE.search(sentence):
+            continue
+        score = 2 * bool(_WHY.search(sentence)) + bool(_DONE.search(sentence))
+        if score:
+            scored.append((-score, i, sentence))
+    picked, used = [], 0
+    for _, i, sentence in sorted(scored)[:2]:
+        if used + len(sentence) > limit:
+            if not picked and limit > 80:
+                picked.append((i, sentence[: limit - 1] + "…"))
+            break
+        picked.append((i, sentence))
+        used += len(sentence) + 1
+    return " ".join(s for _, s in sorted(picked))
+
+
 # --- what changed between a failure and the next result ----------------------------------------
 
 # Commands that look and do not touch: no part of a fix.
 _READ_ONLY = re.compile(
-    r"^(?:cd|pushd|popd|ls|ll|la|cat|bat|head|tail|less|more|grep|egrep|rg|ag|ack|find|fd|tree|wc|pwd|echo|printf|which|type|"
-    r"whereis|file|stat|du|df|ps|top|htop|env|printenv|id|whoami|date|uname|man|help|history|clear|true|"
-    r"git\s+(?:status|diff|log|show|branch|remote|blame|grep|ls-files|rev-parse|describe|shortlog)|"
-    r"docker\s+(?:ps|images|logs|inspect)|kubectl\s+(?:get|describe|logs)|npm\s+(?:ls|list|view|outdated)|"
-    r"pip\s+(?:show|list|freeze)|cargo\s+(?:tree|metadata)|go\s+(?:env|list|version)|"
-    r"python[\d.]*\s+(?:--version|-V)|node\s+(?:--version|-v))\b"
+    r"^(?:cd|pushd|popd|ls|ll|la|cat|bat|head|tail|less|more|grep|egrep|fgrep|rg|ag|ack|find|fd|tree|wc|pwd|echo|"
+    r"printf|which|type|whereis|file|stat|du|df|ps|top|htop|env|printenv|id|whoami|date|uname|man|help|history|"
+    r"clear|true|false|sleep|jq|yq|diff|cmp|sort|uniq|cut|tr|column|xxd|od|hexdump|nl|awk(?!.*>)|"
+    r"sed(?!\s+(?:-\w*i|--in-place))|"
+    r"git\s+(?:status|diff|log|show|branch|remote|blame|grep|ls-files|ls-tree|ls-remote|rev-parse|rev-list|describe|"
+    r"shortlog|fetch|cat-file|reflog|config\s+--get|tag\s+(?:-l|--list)|stash\s+list|submodule\s+status|"
+    r"worktree\s+list)|"
+    r"docker\s+(?:ps|images|logs|inspect|version|info)|docker\s+compose\s+(?:ps|logs|config)|"
+    r"kubectl\s+(?:get|describe|logs|top|version|explain|auth\s+can-i)|helm\s+(?:history|get|status|list|"
+    r"template|show)|npm\s+(?:ls|list|view|outdated|why|explain|config\s+get)|pnpm\s+(?:ls|list|why)|"
+    r"yarn\s+(?:why|list)|pip\s+(?:show|list|freeze)|cargo\s+(?:tree|metadata)|"
+    r"go\s+(?:env(?!\s+-[wu])|list|version|doc)|gh\s+(?:api|run\s+(?:view|list)|pr\s+(?:view|list|diff)|"
+    r"issue\s+(?:view|list))|terraform\s+(?:show|output|state\s+(?:list|show))|"
+    r"python[\d.]*\s+(?:--version|-V)|node\s+(?:--version|-v)|java\s+-version|\S+\s+--version)\b"
 )
+# Output written to a file (not to another stream or /dev/null) makes a looking command a change.
+_WRITES_FILE = re.compile(r"(?<![0-9&])>>?\s*(?!&|/dev/null)\S")
+_ASSIGNMENTS = re.compile(r"^(?:\w+=\S*\s+)+")
+_GIT_C = re.compile(r"^git\s+-C\s+\S+\s+")
+
 _PROGRAMS_WITH_SUBCOMMAND = {
     "npm",
     "pnpm",
@@ -238,12 +298,24 @@ def command_identity(command: str) -> str:
 
 
 def is_change(command: str) -> bool:
-    """A command that may have changed something (an install, an edit, an env change)."""
+    """A command that may have changed something (an install, an edit, an env change): any part
+    of it that is not a check and not only a look (`grep 'a\\|b' x`, `git -C sub log`, `sed -n`),
+    or that writes its output to a file."""
+    from .checks import check_kind, segments
+
     text = command.strip()
     if not text:
         return False
-    first = re.split(r"\s*(?:&&|;|\|\|?)\s*", text)
-    return any(part and not _READ_ONLY.match(part.strip()) for part in first)
+    parts = segments(text)
+    if parts is None:  # shell structure we do not read: assume it may change something
+        return True
+    for part in parts:
+        part = _GIT_C.sub("git ", _ASSIGNMENTS.sub("", part.strip()))
+        if not part or check_kind(part) is not None:
+            continue
+        if _WRITES_FILE.search(part) or not _READ_ONLY.match(part):
+            return True
+    return False
 
 
 def describe_changes(files: list[str], commands: list[str], limit: int = 600) -> str:

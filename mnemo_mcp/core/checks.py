@@ -17,20 +17,27 @@ EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # Claude Code's too
 
 DEFAULT_CHECKS: tuple[str, ...] = (
     r"pytest|py\.test|python[\d.]* -m (?:pytest|unittest|mypy|ruff|pyright|flake8|pylint|tox|nox)",
+    r"python[\d.]* manage\.py (?:test|check)",  # Django's test runner and system checks
     r"tox|nox|mypy|pyright|ruff check|ruff(?=\s*$)|flake8|pylint|black --check|isort --check(?:-only)?",
     # `pnpm --filter @acme/admin build`, `npm --prefix web test`, `yarn workspace admin build`
     r"(?:npm|pnpm|yarn|bun)(?: --?[\w-]+(?:[= ](?!(?:run|test|build|lint)\b)[^\s-]\S*)?)*(?: workspace \S+)?"
-    r" (?:run )?(?:test|build|lint|typecheck|type-check|check)(?::[\w-]+)?",
-    r"(?:jest|vitest|mocha|ava|playwright test|cypress run|tsc|eslint|biome check|prettier --check)",
+    r" (?:run )?(?:test|build|lint|typecheck|type-check|check|smoke|e2e|verify)(?::[\w-]+)?",
+    r"(?:jest|vitest|mocha|ava|playwright test|cypress run|tsc|eslint|biome check|prettier --check|lint-staged)",
     r"cargo (?:test|build|check|clippy|nextest run)",
     r"go (?:test|build|vet)|golangci-lint run",
-    r"make(?:\s+-j\s*\d*)?(?=\s*$)|make(?:\s+-j\s*\d*)? (?:test|tests|check|build|all|lint|typecheck)|ninja|cmake "
-    r"--build \S+|ctest",
-    r"(?:mvn|\./mvnw)(?: -\S+)*(?: clean)? (?:test|verify|package|compile|install)"
-    r"|(?:gradle|\./gradlew)(?: -\S+)*(?: clean)? (?:test|build|check)",
+    # `make`, `make test`, and the targets projects name after what they check (`make lint-ci`,
+    # `make migrate-check`, `make smoke`)
+    r"make(?:\s+-j\s*\d*)?(?=\s*$)|make(?:\s+-j\s*\d*)? (?:[\w-]*(?:test|check|lint|smoke|verify|ci)[\w-]*|build|all"
+    r"|typecheck)|ninja|cmake --build \S+|ctest",
+    # `./mvnw -B -pl billing -am verify`, `./gradlew :billing:test`
+    r"(?:mvn|\./mvnw)(?: -\S+(?: (?!(?:clean|test|verify|package|compile|install)\b)[^\s-]\S*)?)*(?: clean)?"
+    r" (?:test|verify|package|compile|install)"
+    r"|(?:gradle|\./gradlew)(?: -\S+)*(?: clean)? (?:\S*:)?(?:test|build|check)",
     r"docker (?:buildx )?build|docker compose build|pre-commit run|cmake -S",
     r"dotnet (?:test|build)|bazel (?:test|build)|swift (?:test|build)|mix test|rspec|bundle exec rspec|phpunit|deno "
     r"test",
+    # CI's own verdict, waited for: the exit status is the run's
+    r"gh run watch \S+(?: --?[\w-]+)* --exit-status|gh pr checks(?: \S+)* --watch",
 )
 # Prefixes that run the next word with the same exit status.
 _WRAPPERS = re.compile(
@@ -53,7 +60,16 @@ def _strip_wrappers(segment: str) -> str:
     return segment
 
 
-def _segments(command: str) -> list[tuple[str, str]] | None:
+def segments(command: str) -> list[str] | None:
+    """The simple commands of a command line (split at `;`, `&&`, `||`, `|`, `&` outside
+    quotes), redirections kept; None when it cannot be read."""
+    # A stream copied to another (`2>&1`) changes nothing; `&>` writes to a file like `>`.
+    command = re.sub(r"&>", ">", re.sub(r"\d?>&\d\b", " ", command))
+    found = _segments(command, keep_redirections=True)
+    return None if found is None else [seg for _, seg in found]
+
+
+def _segments(command: str, keep_redirections: bool = False) -> list[tuple[str, str]] | None:
     """[(operator before it, segment)], or None when the shell structure hides exit codes."""
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
@@ -69,6 +85,9 @@ def _segments(command: str) -> list[tuple[str, str]] | None:
                 out.append((op, " ".join(words)))
             op, words = tok, []
         elif set(tok) <= set(";&|"):
+            if keep_redirections and words:  # `2>&1`: part of the command before it
+                words.append(tok)
+                continue
             return None  # redirections like >& or odd operators: do not guess
         else:
             words.append(tok)

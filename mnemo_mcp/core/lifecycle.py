@@ -96,9 +96,22 @@ def digest_order(tier: str, quality: float, valence: float) -> tuple[int, float]
     return (-tier_rank(tier), -(quality + DIGEST_VALENCE_WEIGHT * valence))
 
 
-def worth_a_digest(tier: str, quality: float, valence: float) -> bool:
-    """Shown at the start of a session unasked: a memory that has proven itself (a tier above
-    working, a good quality or a helpful record), never one merely new."""
+def recovered_valence(valence_at_outcome: float, days_since: float, half_life_days: float) -> float | None:
+    """Spontaneous recovery (as after extinction in conditioning): a memory that misled, and was
+    not tried since, drifts back toward neutral, half of the way in each `half_life_days`, so a
+    fix blamed once for a failure it may not have caused is shown again some day; tried again
+    and failing, it sinks again. Positive valence does not fade. None: nothing to recover."""
+    if valence_at_outcome >= 0 or half_life_days <= 0 or days_since <= 0:
+        return None
+    return valence_at_outcome * 0.5 ** (days_since / half_life_days)
+
+
+def worth_a_digest(tier: str, quality: float, valence: float, rating_sum: float = 0.0) -> bool:
+    """Shown at the start of a session unasked, as "most useful": a memory that has proven itself
+    (a tier above working, a good quality or a helpful record), never one merely new, and never
+    one whose learned signal is negative (it misled, or was voted down)."""
+    if valence < 0 or rating_sum < 0:
+        return False
     return tier != WORKING or quality >= 0.6 or valence >= 0.3
 
 

@@ -234,3 +234,39 @@ def max_lift(
 ) -> float:
     """The most the learned terms can add to (or take from) a memory of this relevance."""
     return global_weight + context_weight * relevance_gate(relevance_value, context_gate, context_gate_floor)
+
+
+# --- what the model is told of a memory's past -------------------------------------------------
+
+WORKED_AT = 0.5  # an outcome this good counts as "worked" (a passing check, "that worked")
+FAILED_AT = -0.5  # this bad as "failed"; in between (a partial success) as "partly"
+
+
+def count_outcome(counts: dict[str, int] | None, outcome: float, rate: float) -> dict[str, int]:
+    """A memory's tally of outcomes after one more (an outcome it took no share of: unchanged)."""
+    out = {k: int(v) for k, v in (counts or {}).items() if k in ("worked", "failed", "partly")}
+    if rate > 0 and outcome != 0:
+        key = "worked" if outcome >= WORKED_AT else "failed" if outcome <= FAILED_AT else "partly"
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def outcome_label(counts: dict[str, int] | None, valence: float) -> str:
+    """Words about what happened when this memory was used, as the model reads them: "worked
+    before (2x)", "tried before, failed (1x)", "worked 2x, failed 1x", "new". A memory from before
+    the tally existed says what its valence says."""
+    c = counts or {}
+    worked, failed, partly = int(c.get("worked", 0)), int(c.get("failed", 0)), int(c.get("partly", 0))
+    if worked and failed:
+        return f"worked {worked}x, failed {failed}x"
+    if worked:
+        return f"worked before ({worked}x)"
+    if failed:
+        return f"tried before, failed ({failed}x)"
+    if partly:
+        return f"helped partly ({partly}x)"
+    if valence > 0.05:
+        return "worked before"
+    if valence < -0.05:
+        return "tried before, failed"
+    return "new"

@@ -58,7 +58,7 @@ def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> 
         result = events.read_result(payload.get("tool_response"))
         return bool(result and result.get("items"))
     if event == "PostToolUse" and tool in events.EDIT_TOOLS:
-        return env.get("MNEMO_CAPTURE", "").strip().lower() != "off"
+        return True  # what an edit carries out tells which memory was followed
     return False
 
 

@@ -129,10 +129,23 @@ def edited_file(tool_input: Any, cwd: Any = None) -> str | None:
     return path
 
 
+_TRANSCRIPTS: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+
+
 def _transcript(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """The transcript's entries (its last TRANSCRIPT_BYTES), oldest first."""
+    """The transcript's entries (its last TRANSCRIPT_BYTES), oldest first. Parsed once per
+    version of the file: one hook event asks for its calls, results and answer."""
     path = payload.get("transcript_path")
-    if not isinstance(path, str) or not os.path.isfile(path):
+    if not isinstance(path, str):
+        return []
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key in _TRANSCRIPTS:
+        return _TRANSCRIPTS[key]
+    if not os.path.isfile(path):
         return []
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
@@ -148,6 +161,8 @@ def _transcript(payload: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         if isinstance(entry, dict) and isinstance(entry.get("message"), dict):
             out.append(entry)
+    _TRANSCRIPTS.clear()  # one file at a time is all a hook (or a server's event) needs
+    _TRANSCRIPTS[key] = out
     return out
 
 
@@ -164,31 +179,65 @@ def _is_prompt(entry: dict[str, Any]) -> bool:
     return any(t.strip() and not t.lstrip().startswith("<task-notification>") for t in texts)
 
 
-def tool_calls(payload: dict[str, Any], *, turn_only: bool = False) -> list[tuple[str, str, str]]:
-    """(tool_use id, tool name, command or edited file) of the Bash and edit calls in the
-    transcript, oldest first, with ("", "prompt", "") where the user typed a prompt;
-    `turn_only`: only the calls since the user's last prompt."""
-    calls: list[tuple[str, str, str]] = []
+def _tool_uses(payload: dict[str, Any]):
+    """(is a prompt mark, tool_use block) of the transcript, oldest first."""
     for entry in _transcript(payload):
         if _is_prompt(entry):
-            calls = [] if turn_only else [*calls, ("", "prompt", "")]
+            yield True, None
             continue
         content = entry["message"].get("content")
         if entry.get("type") != "assistant" or not isinstance(content, list):
             continue
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
-                continue
-            name, tool_input = block.get("name"), block.get("input")
-            what = (tool_input or {}).get("command") if name == "Bash" and isinstance(tool_input, dict) else None
-            what = (
-                what
-                if isinstance(what, str)
-                else (edited_file(tool_input, payload.get("cwd")) if name in EDIT_TOOLS else None)
-            )
-            if what:
-                calls.append((str(block.get("id") or ""), name, what))
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                yield False, block
+
+
+def tool_calls(payload: dict[str, Any], *, turn_only: bool = False) -> list[tuple[str, str, str]]:
+    """(tool_use id, tool name, command or edited file) of the Bash and edit calls in the
+    transcript, oldest first, with ("", "prompt", "") where the user typed a prompt;
+    `turn_only`: only the calls since the user's last prompt."""
+    calls: list[tuple[str, str, str]] = []
+    for is_prompt, block in _tool_uses(payload):
+        if is_prompt:
+            calls = [] if turn_only else [*calls, ("", "prompt", "")]
+            continue
+        name, tool_input = block.get("name"), block.get("input")
+        what = (tool_input or {}).get("command") if name == "Bash" and isinstance(tool_input, dict) else None
+        what = (
+            what
+            if isinstance(what, str)
+            else (edited_file(tool_input, payload.get("cwd")) if name in EDIT_TOOLS else None)
+        )
+        if what:
+            calls.append((str(block.get("id") or ""), name, what))
     return calls
+
+
+def action(tool: Any, tool_input: Any, tool_use_id: Any, cwd: Any = None, extra: dict | None = None):
+    """One Bash or edit call as the service weighs it: (id, tool, its input with `_file`, the
+    edited file relative to the project); None for any other tool."""
+    if not isinstance(tool_input, dict) or not isinstance(tool_use_id, str) or not tool_use_id:
+        return None
+    if tool == "Bash":
+        return tool_use_id, tool, tool_input
+    if tool in EDIT_TOOLS:
+        return tool_use_id, tool, {**tool_input, **(extra or {}), "_file": edited_file(tool_input, cwd)}
+    return None
+
+
+def turn_actions(payload: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The Bash and edit calls of the transcript since the user's last prompt (the turn so far;
+    at a prompt, the turn before it), with their inputs."""
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for is_prompt, block in _tool_uses(payload):
+        if is_prompt:
+            out = []
+            continue
+        found = action(block.get("name"), block.get("input"), block.get("id"), payload.get("cwd"))
+        if found:
+            out.append(found)
+    return out
 
 
 def call_results(payload: dict[str, Any]) -> dict[str, bool]:
@@ -202,6 +251,20 @@ def call_results(payload: dict[str, Any]) -> dict[str, bool]:
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id"):
                 out[str(block["tool_use_id"])] = not block.get("is_error")
     return out
+
+
+def turn_text(payload: dict[str, Any]) -> str:
+    """What the assistant has said so far in the turn (its text blocks since the user's last
+    prompt): models say why as they work ("the signature is compared as a string; I'll use
+    hmac.compare_digest"), before the check that proves it."""
+    texts: list[str] = []
+    for entry in _transcript(payload):
+        content = entry["message"].get("content")
+        if _is_prompt(entry):
+            texts = []
+        elif entry.get("type") == "assistant" and isinstance(content, list):
+            texts += [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+    return "\n".join(t for t in texts if t)[-RESPONSE_CHARS:]
 
 
 def last_answer(payload: dict[str, Any]) -> str:

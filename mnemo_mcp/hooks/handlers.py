@@ -27,7 +27,7 @@ import secrets
 from typing import Any
 
 from ..config import Settings
-from ..core import cases, checks, injection
+from ..core import cases, checks, injection, rules
 from ..core.secrets import masked
 from . import events
 
@@ -88,6 +88,7 @@ def context(event: str, text: str | None) -> str | None:
 def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) -> str | None:
     sid, prompt = payload["session_id"], payload.get("prompt") or ""
     notifications, _ = events.task_notifications(prompt)
+    svc.session_actions(sid, actions=events.turn_actions(payload))
     if notifications:
         for n in notifications:
             signature = cases.error_signature(_tail(n.output_file)) if n.outcome == "fail" else None
@@ -130,14 +131,9 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
     return context("UserPromptSubmit", digest(header, [_line(it) for it in items], settings.inject_tokens))
 
 
-def _label(memory_type: str, tier: str, valence: float) -> str:
-    if memory_type == "case":
-        return f"case, {cases.CASE_MARKS[cases.case_standing(valence)]}"
-    return f"{tier}, valence {valence:+.2f}"
-
-
 def _line(it: Any) -> tuple[str, str, str]:
-    return it.id, _label(it.memory_type, it.tier, it.valence), it.content
+    """(id, label, content) of a read item: the label says what happened when it was used."""
+    return it.id, it.outcome or "new", it.content
 
 
 def _tail(path: str | None, limit: int = 64 << 10) -> str:
@@ -151,6 +147,16 @@ def _tail(path: str | None, limit: int = 64 << 10) -> str:
             return f.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _edit_action(payload: dict[str, Any]):
+    """An edit's PostToolUse as an action, with what it replaced when the response says (a
+    Write's original file, a notebook cell's old source)."""
+    response = payload.get("tool_response") if isinstance(payload.get("tool_response"), dict) else {}
+    extra = {k: response[k] for k in ("originalFile", "old_source") if isinstance(response.get(k), str)}
+    return events.action(
+        payload.get("tool_name"), payload.get("tool_input"), payload.get("tool_use_id"), payload.get("cwd"), extra
+    )
 
 
 def is_check(settings: Settings, payload: dict[str, Any]) -> str | None:
@@ -168,6 +174,7 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
             return _other_failure(settings, svc, payload) if failed else None
         if not svc.session_claim(sid, event="failure" if failed else "success", tool_use_id=payload.get("tool_use_id")):
             return None
+        svc.session_actions(sid, actions=events.turn_actions(payload))
         task = None if failed else events.background_task(payload)
         if task is not None:
             svc.session_background(sid, command=kind, task_id=task or None, tool_use_id=payload.get("tool_use_id"))
@@ -176,25 +183,31 @@ def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> s
         if status is None:
             return None
         signature = cases.error_signature(str(payload.get("error") or "")) if status == "fail" else None
-        calls = events.tool_calls(payload) if settings.capture != "off" else []
+        capturing = settings.capture != "off"
         svc.session_check(
-            sid, status=status, command=kind, signature=signature, tool_use_id=payload.get("tool_use_id"), calls=calls
+            sid,
+            status=status,
+            command=kind,
+            signature=signature,
+            tool_use_id=payload.get("tool_use_id"),
+            calls=events.tool_calls(payload) if capturing else [],
+            narration=events.turn_text(payload) if capturing else "",
         )
         if status == "fail":
             return _recurrence(settings, svc, sid, signature)
     elif tool in events.EDIT_TOOLS and not failed:
-        file = events.edited_file(payload.get("tool_input"), payload.get("cwd"))
-        if file:
-            svc.session_edit(sid, tool=tool, file=file, tool_use_id=payload.get("tool_use_id"))
+        found = _edit_action(payload)
+        if found:
+            svc.session_actions(sid, actions=[found])
     elif MEMORY_READ.match(tool) and not failed:
         result = events.read_result(payload.get("tool_response"))
         items = events.recalled_items(result) if result else []
         if not items:
             return None
+        svc.session_actions(sid, actions=events.turn_actions(payload))  # what it did before it read
         svc.session_recall(
             sid,
             memory_ids=[mid for mid, _ in items],
-            relevance={mid: rel for mid, rel in items if rel is not None},
             read_id=result["read_id"],
             query_concepts=result.get("query_concepts"),
             source="memory_read",
@@ -211,6 +224,7 @@ def _other_failure(settings: Settings, svc, payload: dict[str, Any]) -> str | No
     signature = cases.error_signature(str(payload.get("error") or ""))
     if not signature or not svc.session_claim(sid, event="failure", tool_use_id=payload.get("tool_use_id")):
         return None
+    svc.session_actions(sid, actions=events.turn_actions(payload))
     svc.session_failure(
         sid,
         command=" ".join(command.split())[:300],
@@ -228,7 +242,7 @@ def _recurrence(settings: Settings, svc, sid: str, signature: str | None) -> str
         return None
     svc.session_recall(sid, memory_ids=[m["id"] for m in found], source="recurrence")
     header = "mnemo: this failure was seen before; what worked for it first:"
-    lines = [(m["id"], _label("case", m["tier"], m["valence"]), m["content"]) for m in found]
+    lines = [(m["id"], rules.outcome_label(m["metadata"].get("outcomes"), m["valence"]), m["content"]) for m in found]
     return context("PostToolUseFailure", digest(header, lines, settings.inject_tokens * 2))
 
 
@@ -238,31 +252,33 @@ def on_session_start(settings: Settings, svc, payload: dict[str, Any]) -> str | 
     useful = svc.session_start(payload["session_id"], source=payload.get("source"), limit=settings.session_start_items)
     if useful is None:
         return None
-    items = [(m["id"], f"{m['tier']}, valence {m['valence']:+.2f}", m["content"]) for m in useful]
+    items = [(m["id"], rules.outcome_label(m["metadata"].get("outcomes"), m["valence"]), m["content"]) for m in useful]
     header = "This project's most useful memories (search more with memory_read):"
     shown = digest(header, items, max(settings.session_start_tokens - tokens(INTRO), 0))
     return context("SessionStart", INTRO + ("\n" + shown if shown else ""))
 
 
-def on_stop(settings: Settings, svc, payload: dict[str, Any], semantic: bool) -> None:
+def on_stop(settings: Settings, svc, payload: dict[str, Any]) -> None:
+    sid = payload["session_id"]
+    svc.session_actions(sid, actions=events.turn_actions(payload))
     answer = events.last_answer(payload)
     if answer.strip():
-        svc.session_response(payload["session_id"], response=answer, semantic=semantic)
+        svc.session_response(sid, response=answer)
     if settings.capture != "off":
-        svc.session_stop(
-            payload["session_id"], answer=answer, calls=events.tool_calls(payload), results=events.call_results(payload)
-        )
+        svc.session_stop(sid, answer=answer, calls=events.tool_calls(payload), results=events.call_results(payload))
 
 
 def run(event: str, payload: dict[str, Any], settings: Settings, svc, *, semantic: bool) -> str | None:
-    """Handle one event with `svc`; returns what the hook prints on stdout (None: nothing)."""
-    if event == "UserPromptSubmit":
-        return on_prompt(settings, svc, payload, semantic)
-    if event in ("PostToolUse", "PostToolUseFailure"):
-        return on_tool(settings, svc, payload, failed=event == "PostToolUseFailure")
-    if event == "SessionStart":
-        return on_session_start(settings, svc, payload)
-    if event == "Stop":
-        on_stop(settings, svc, payload, semantic)
+    """Handle one event with `svc`, as one unit of work (one transaction: whatever it learns
+    and logs commits together or not at all); returns what the hook prints (None: nothing)."""
+    if event not in events.EVENTS:
+        raise ValueError(f"unknown hook event {event!r}; known: {', '.join(events.EVENTS)}")
+    with svc.session_unit(payload.get("session_id")):
+        if event == "UserPromptSubmit":
+            return on_prompt(settings, svc, payload, semantic)
+        if event in ("PostToolUse", "PostToolUseFailure"):
+            return on_tool(settings, svc, payload, failed=event == "PostToolUseFailure")
+        if event == "SessionStart":
+            return on_session_start(settings, svc, payload)
+        on_stop(settings, svc, payload)
         return None
-    raise ValueError(f"unknown hook event {event!r}; known: {', '.join(events.EVENTS)}")

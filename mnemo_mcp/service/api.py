@@ -7,7 +7,7 @@ exact signature, and arguments after the subject are keyword-only. No SQL here, 
 through the store and the embedder; `now` can be passed to every operation that stamps time.
 
 Who uses whom (no cycles): trust <- lifecycle <- writing; backups <- health; reading, learning,
-health <- browse; session log, learning, writing <- capture <- sessions."""
+health <- browse; session log, learning, writing <- capture <- sessions (with attribution)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from datetime import datetime
 
 from ..config import Settings
 from ..embedding import Embedder
+from .attribution import Attribution
 from .backups import Backups
 from .base import ServiceContext
 from .browse import Browse
@@ -55,13 +56,14 @@ class MemoryService:
         transfer = Transfer(ctx)
         log = SessionLog(ctx)
         capture = Capture(ctx, log=log, learning=learning, writing=writing)
-        sessions = Sessions(ctx, log=log, learning=learning, capture=capture)
+        sessions = Sessions(ctx, log=log, learning=learning, capture=capture, attribution=Attribution(ctx))
 
         # Writing and reading.
         self.write, self.write_many, self.delete = writing.write, writing.write_many, writing.delete
         self.read = reading.read
         # Learning from outcomes.
         self.feedback, self.feedback_aligned = learning.feedback, learning.feedback_aligned
+        self.feedback_credited = learning.feedback_credited
         self.rate, self.quality = learning.rate, learning.quality
         # Lifecycle and trust.
         self.archive, self.restore = lifecycle.archive, lifecycle.restore
@@ -77,13 +79,16 @@ class MemoryService:
         self.default_scope = browse.default_scope
         self.browse_list, self.browse_facets = browse.browse_list, browse.browse_facets
         self.browse_memory, self.browse_analytics = browse.browse_memory, browse.browse_analytics
-        # Claude Code sessions (the hooks) and the cases captured from them.
+        # Agents' sessions (the hooks) and the cases captured from them; each hook event is one
+        # unit of work (session_unit): one transaction, the session's log read once.
+        self.session_unit = log.unit
         self.session_claim, self.session_recall = sessions.session_claim, sessions.session_recall
+        self.session_actions = sessions.session_actions
         self.session_user_prompt, self.session_turn = sessions.session_user_prompt, sessions.session_turn
-        self.session_react, self.session_response = sessions.session_react, sessions.session_response
+        self.session_response = sessions.session_response
         self.session_check, self.session_background = sessions.session_check, sessions.session_background
         self.session_task_done, self.session_start = sessions.session_task_done, sessions.session_start
-        self.session_edit, self.session_failure = capture.session_edit, capture.session_failure
+        self.session_failure = capture.session_failure
         self.session_stop, self.cases_for = capture.session_stop, capture.cases_for
         self.embed_passages = reading.embed_passages
 

@@ -167,13 +167,21 @@ class Part:
         )
 
     def _resolve_many(self, refs: list[str]) -> tuple[list[str], list[str]]:
+        """Full ids and unique prefixes -> (the full ids found, in order, once each; the refs not
+        found). Full ids are looked up together, prefixes one by one."""
+        full = [r.strip().lower() for r in refs if len(r.strip()) == 64]
+        stored = self.store.existing_ids(full) if full else set()
         found, missing = [], []
         for ref in refs:
-            try:
-                mid = self.store.resolve(ref)
-            except NotFound:
-                missing.append(ref)
-                continue
+            key = ref.strip().lower()
+            if len(key) == 64 and key in stored:
+                mid = key
+            else:
+                try:
+                    mid = self.store.resolve(ref)
+                except NotFound:
+                    missing.append(ref)
+                    continue
             if mid not in found:
                 found.append(mid)
         return found, missing

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -25,18 +26,29 @@ from ..core.secrets import find_secrets, redact
 from ..core.text import extract_concepts
 from .base import Part, ServiceContext, iso
 from .learning import Learning
-from .session_log import SessionLog, session_id_of
+from .session_log import (
+    ACTIONS,
+    CASE,
+    CHECK,
+    OUTCOME,
+    PENDING,
+    TURN,
+    Call,
+    SessionLog,
+    in_unit,
+    session_id_of,
+    since_last,
+)
 
 if TYPE_CHECKING:
     from .writing import Writing
 
-EDIT, PENDING, CASE = "edit", "pending", "case"
 ASK_CHARS = 600
+GIST_CHARS = 160  # of the question, in a case: the fix leads, the question only identifies it
 CASES_SCANNED = 2000  # newest cases compared with a failure's signature
-Call = tuple[str, str, str]  # (tool_use id, tool name or "prompt", command or edited file)
 
 
-def _redacted(text: str) -> str:
+def redacted(text: str) -> str:
     """Text kept in session events (a prompt, an answer) with what looks like a secret masked."""
     found = find_secrets(text)
     return redact(text, found) if found else text
@@ -63,8 +75,6 @@ def _calls_since_prompts(calls: list[Call], prompts: int, until_id: str | None) 
 
 def _last_failure(events: list[dict[str, Any]], identity: str) -> dict[str, Any] | None:
     """The failure that the newest run of this check left open (None once a run passed)."""
-    from .sessions import CHECK
-
     failure = None
     for e in events:
         if (
@@ -75,14 +85,42 @@ def _last_failure(events: list[dict[str, Any]], identity: str) -> dict[str, Any]
     return failure
 
 
+def _episode_ask(events: list[dict[str, Any]], identity: str) -> str:
+    """The ask of the turn where this check's current run of failures began: the problem, not
+    the user's reaction to an attempt that failed ("upgraded it, the output is identical")."""
+    start = None
+    for e in events:
+        if (
+            e["kind"] == CHECK
+            and e["detail"].get("identity", cases.check_identity(e["detail"].get("command", ""))) == identity
+        ):
+            if e["detail"].get("status") == "fail":
+                start = e["seq"] if start is None else start
+            else:
+                start = None
+    ask = ""
+    for e in events:
+        if start is not None and e["seq"] > start:
+            break
+        if e["kind"] == TURN:
+            ask = e["detail"].get("ask", "") or ask
+    return ask
+
+
+def gist(ask: str, limit: int = GIST_CHARS) -> str:
+    """The question in short: its first line or sentence (a pasted log follows it)."""
+    flat = " ".join((ask or "").split())
+    first = re.split(r"(?<=[.!?])\s|\n", (ask or "").strip(), maxsplit=1)[0]
+    text = " ".join(first.split()) or flat
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _window_since(
     events: list[dict[str, Any]], failure: dict[str, Any], calls: list[Call], tool_use_id: str | None
 ) -> tuple[int, list[Call]]:
     """Where the changes this run of the check judges begin (an event seq), and the calls since:
     since the failure; when the user said it still failed after it, since the next turn (the
     changes before that reaction already have their outcome)."""
-    from .sessions import OUTCOME, TURN
-
     start_seq, after_id = failure["seq"], failure["detail"].get("tool_use_id")
     for e in events:
         if e["seq"] > failure["seq"] and e["kind"] == OUTCOME and e["detail"].get("label") == "failed":
@@ -103,23 +141,9 @@ class Capture(Part):
         mode = self.settings.capture
         return mode != "off" and (what == "fixes" or mode == "outcomes")
 
-    def session_edit(
-        self, session_id: str, *, tool: str, file: str, tool_use_id: str | None = None, now: datetime | None = None
-    ) -> None:
-        """The turn edited a file (PostToolUse of Edit, Write, MultiEdit, NotebookEdit)."""
-        sid = session_id_of(session_id)
-        if not self._capturing("fixes"):
-            return
-        with self.store.db.write():
-            self.log.add(
-                sid,
-                EDIT,
-                iso(now or self.clock()),
-                detail={"tool": tool, "file": file[:300], "tool_use_id": tool_use_id},
-            )
-
     # --- the turn's pending case ------------------------------------------------------------
 
+    @in_unit
     def session_failure(
         self,
         session_id: str,
@@ -133,8 +157,6 @@ class Capture(Part):
         """A failing command that is no check: nothing recalled is blamed (it is no test of
         them), but a second failure after changes is a failed attempt, and a success of it later
         in the session (seen at Stop) closes it as a fix. -> the attempt case, if one was made."""
-        from .sessions import CHECK
-
         sid = session_id_of(session_id)
         if not self._capturing("fixes"):
             return None
@@ -151,10 +173,10 @@ class Capture(Part):
             "tool_use_id": tool_use_id,
             "capture_only": True,
         }
-        with self.store.db.write():
-            self.log.add(sid, CHECK, iso(now or self.clock()), detail=detail)
+        self.log.add(sid, CHECK, iso(now or self.clock()), detail=detail)
         return case
 
+    @in_unit
     def session_stop(
         self,
         session_id: str,
@@ -174,13 +196,11 @@ class Capture(Part):
         self._close_failures(sid, calls, results or {}, now)
         if not self._capturing("outcomes"):
             return None
-        from .sessions import CHECK, TURN, _since_last
-
         events = self.log.events(sid)
         turns = [e for e in events if e["kind"] == TURN]
         if not turns or not turns[-1]["detail"].get("ask"):
             return None
-        turn = _since_last(events, TURN)
+        turn = since_last(events, TURN)
         turn_calls = _calls_since_prompts(calls, 1, None)
         made = [e for e in turn if e["kind"] == CASE and e["detail"].get("origin") == "check"]
         detail: dict[str, Any]
@@ -199,21 +219,19 @@ class Capture(Part):
             )
             detail = {
                 "ask": turns[-1]["detail"]["ask"],
-                "advice": _redacted(advice),
+                "explanation": redacted(cases.explanation(answer or "")),
+                "advice": redacted(advice),
                 "files": files[:20],
-                "commands": [_redacted(c) for c in commands[:20]],
+                "commands": [redacted(c) for c in commands[:20]],
                 "signature": signature or turns[-1]["detail"].get("signature"),
                 "check": failed[-1]["detail"].get("command") if failed else None,
             }
-        with self.store.db.write():
-            self.log.add(sid, PENDING, iso(now or self.clock()), detail=detail)
+        self.log.add(sid, PENDING, iso(now or self.clock()), detail=detail)
         return detail
 
     def _close_failures(self, sid: str, calls: list[Call], results: dict[str, bool], now: datetime | None) -> None:
         """Failures of commands no hook sees pass: a later successful run in the transcript
         closes each, as a fix when something changed in between."""
-        from .sessions import CHECK
-
         events = self.log.events(sid)
         last: dict[str, dict[str, Any]] = {}
         for e in events:
@@ -231,23 +249,22 @@ class Capture(Part):
             if passed is None:
                 continue
             self.check_cases(sid, events, "pass", d["command"], None, calls, passed[0], now, identity=identity)
-            with self.store.db.write():
-                self.log.add(
-                    sid,
-                    CHECK,
-                    iso(now or self.clock()),
-                    detail={
-                        "status": "pass",
-                        "command": d["command"],
-                        "identity": identity,
-                        "tool_use_id": passed[0],
-                        "capture_only": True,
-                    },
-                )
+            self.log.add(
+                sid,
+                CHECK,
+                iso(now or self.clock()),
+                detail={
+                    "status": "pass",
+                    "command": d["command"],
+                    "identity": identity,
+                    "tool_use_id": passed[0],
+                    "capture_only": True,
+                },
+            )
             events = self.log.events(sid)
 
     def _turn_files(self, turn: list[dict[str, Any]], calls: list[Call]) -> list[str]:
-        files = [e["detail"]["file"] for e in turn if e["kind"] == EDIT]
+        files = [f for e in turn if e["kind"] == ACTIONS for f in e["detail"].get("files", [])]
         files += [what for _, name, what in calls if name in checks.EDIT_TOOLS]
         return list(dict.fromkeys(files))
 
@@ -264,8 +281,6 @@ class Capture(Part):
         self, events: list[dict[str, Any]], now: datetime, *, last_turn_only: bool
     ) -> dict[str, Any] | None:
         """The newest pending case still waiting for its outcome (not resolved, not expired)."""
-        from .sessions import TURN
-
         s = self.settings
         resolved = {e["detail"].get("pending") for e in events if e["kind"] == CASE}
         turns_after = 0
@@ -321,7 +336,7 @@ class Capture(Part):
             mid = self._case(
                 sid,
                 kind="advice",
-                content=self._advice_text(d),
+                content=self._advice_text(d, label),
                 key=cases.case_key("advice", problem, done),
                 meta={"signature": d.get("signature"), "check": d.get("check"), "ask": d["ask"][:ASK_CHARS]},
                 label=label,
@@ -330,27 +345,29 @@ class Capture(Part):
                 via=via,
                 now=when,
             )
-        with self.store.db.write():
-            self.log.add(
-                sid,
-                CASE,
-                iso(when),
-                memory_ids=[mid] if mid else [],
-                detail={"pending": pending["seq"], "outcome": label, "origin": via},
-            )
+        self.log.add(
+            sid,
+            CASE,
+            iso(when),
+            memory_ids=[mid] if mid else [],
+            detail={"pending": pending["seq"], "outcome": label, "origin": via},
+        )
         return mid
 
-    def _advice_text(self, d: dict[str, Any]) -> str:
-        lines = [f"Asked: {' '.join(d['ask'].split())[:ASK_CHARS]}"]
+    def _advice_text(self, d: dict[str, Any], label: str) -> str:
+        """A case as the model will read it: what was done and why first (the part that must
+        survive a budget), then the error it was for, then the question in short."""
+        lead = {cases.WORKED: "Fix", cases.FAILED: "Tried (did not work)"}.get(label, "Tried (helped partly)")
+        advice, why = d.get("advice") or "", d.get("explanation") or ""
+        why = " ".join(x for x in re.split(r"(?<=[.!?])\s+", why) if x and x not in advice)
+        said = " ".join(p for p in (why, advice) if p)
+        changed = cases.describe_changes(d.get("files", []), [c for c in d.get("commands", []) if c not in said])
+        lines = [f"{lead}: {said or changed}"]
+        if said and changed:
+            lines.append(f"Done: {changed}")
         if d.get("signature"):
             lines.append(f"Error: {d['signature']}")
-        if d.get("advice"):
-            lines.append(f"Advice: {d['advice']}")
-        changed = cases.describe_changes(
-            d.get("files", []), [c for c in d.get("commands", []) if c not in (d.get("advice") or "")]
-        )
-        if changed:
-            lines.append(f"Done: {changed}")
+        lines.append(f"Asked: {gist(d['ask'])}")
         return "\n".join(lines)
 
     # --- error -> fix cases from checks -----------------------------------------------------------
@@ -367,11 +384,11 @@ class Capture(Part):
         now: datetime | None,
         *,
         identity: str | None = None,
+        narration: str = "",
     ) -> str | None:
         """A check's result closes the window opened by the last failure of the same check: a
-        pass after changes makes a fix case, a failure after changes a failed attempt."""
-        from .sessions import TURN
-
+        pass after changes makes a fix case, a failure after changes a failed attempt.
+        `narration`: what the assistant said while it worked (its reason for the change)."""
         if not self._capturing("fixes"):
             return None
         identity = identity or cases.check_identity(check)
@@ -379,18 +396,20 @@ class Capture(Part):
         if failure is None:
             return None
         start_seq, window = _window_since(events, failure, calls, tool_use_id)
-        files = [e["detail"]["file"] for e in events if e["kind"] == EDIT and e["seq"] > start_seq]
+        files = [
+            f for e in events if e["kind"] == ACTIONS and e["seq"] > start_seq for f in e["detail"].get("files", [])
+        ]
         files = list(dict.fromkeys(files + [w for _, name, w in window if name != "Bash"]))
         commands = self._changes(window)
         if not files and not commands:
             return None  # nothing changed: a flaky check, not a fix
         old_sig = failure["detail"].get("signature") or "an error"
         changed = cases.describe_changes(files, commands)
-        turns = [e for e in events if e["kind"] == TURN]
-        ask = turns[-1]["detail"].get("ask", "") if turns else ""
-        kind, label, value, text = self._check_verdict(status, check, old_sig, signature, changed)
+        ask = _episode_ask(events, identity)
+        why = redacted(cases.explanation(narration)) if narration else ""
+        kind, label, value, text = self._check_verdict(status, check, old_sig, signature, changed, why)
         if ask:
-            text += f"\nAsked: {' '.join(ask.split())[:ASK_CHARS]}"
+            text += f"\nAsked: {gist(ask)}"
         mid = self._case(
             sid,
             kind=kind,
@@ -406,25 +425,26 @@ class Capture(Part):
             now=now or self.clock(),
         )
         if mid:
-            with self.store.db.write():
-                self.log.add(
-                    sid,
-                    CASE,
-                    iso(now or self.clock()),
-                    memory_ids=[mid],
-                    detail={"origin": "check", "kind": kind, "outcome": label},
-                )
+            self.log.add(
+                sid,
+                CASE,
+                iso(now or self.clock()),
+                memory_ids=[mid],
+                detail={"origin": "check", "kind": kind, "outcome": label},
+            )
         return mid
 
     def _check_verdict(
-        self, status: str, check: str, old_sig: str, signature: str | None, changed: str
+        self, status: str, check: str, old_sig: str, signature: str | None, changed: str, why: str = ""
     ) -> tuple[str, str, float, str]:
-        """-> (kind, outcome label, outcome value, text) of the case a check's run makes."""
+        """-> (kind, outcome label, outcome value, text) of the case a check's run makes: what
+        was done (and why) first, then the failure it was for."""
         if status == "pass":
-            text = f"`{check}` failed with `{old_sig}`; fixed by {changed}."
+            text = f"Fix: {changed}." + (f" {why}" if why else "") + f"\nFixed: `{check}` failing with `{old_sig}`"
             return "fix", cases.WORKED, self.settings.outcome_worked, text
-        text = f"`{check}` failed with `{old_sig}`; tried {changed}; it still failed" + (
-            f" with `{signature}`." if signature and signature != old_sig else "."
+        still = f" with `{signature}`" if signature and signature != old_sig else ""
+        text = (
+            f"Tried (did not work): {changed}; `{check}` still failed{still}.\nFor: `{check}` failing with `{old_sig}`"
         )
         return "attempt", cases.FAILED, self.settings.outcome_failed, text
 

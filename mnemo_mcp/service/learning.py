@@ -78,6 +78,33 @@ class Learning(Part):
             refs, _outcome(outcome), validate.read_id(read_id), validate.concepts(query_concepts), aligned, source, now
         )
 
+    def feedback_credited(
+        self,
+        memory_ids: list[str],
+        *,
+        credits: dict[str, float],
+        outcome: float,
+        read_id: str | None = None,
+        query_concepts: list[str] | None = None,
+        source: str,
+        now: datetime | None = None,
+    ) -> FeedbackResult:
+        """An outcome for memories whose shares of it were judged already (the hooks judge what
+        the assistant did: core.attribution). A memory with no share is left exactly as it was:
+        shown is not followed."""
+        refs = validate.memory_refs(memory_ids)
+        shares = {k: min(1.0, max(0.0, float(v))) for k, v in credits.items()}
+        return self._apply_feedback(
+            refs,
+            _outcome(outcome),
+            validate.read_id(read_id),
+            validate.concepts(query_concepts),
+            None,
+            source,
+            now,
+            shares=shares,
+        )
+
     def _apply_feedback(
         self,
         refs: list[str],
@@ -87,19 +114,22 @@ class Learning(Part):
         alignments: dict[str, float] | None,
         source: str,
         now: datetime | None,
+        *,
+        shares: dict[str, float] | None = None,
     ) -> FeedbackResult:
-        """Resolve the memories, weigh each one's credit, apply the outcome: one transaction."""
+        """Resolve the memories, weigh each one's credit, apply the outcome: one transaction, the
+        rows and links read once and written back a statement per table."""
         s = self.settings
         stamp = iso(now or self.clock())
         use_alignment = alignments is not None and (value is None or s.align_credit)
-        updated: list[ValenceChange] = []
-        links = weakened = cue_updates = 0
-        credit: dict[str, float] = {}
         tensions: list[TensionPair] = []
         with self.store.db.write():
             rows, missing, concepts = self._resolve_feedback(refs, read_id, concepts)
             losers: set[str] = set()
-            if use_alignment:
+            credit: dict[str, float] = {}
+            if shares is not None:
+                credit = {mid: shares.get(mid, 0.0) for mid in rows}
+            elif use_alignment:
                 tensions, losers = self._tensions(rows, alignments)
                 credit = {
                     mid: s.align_min_credit
@@ -107,23 +137,13 @@ class Learning(Part):
                     else alignment.credit_weight(alignments.get(mid, 0.0), s.align_min_credit)
                     for mid in rows
                 }
-            for mid, row in rows.items():
-                weight = credit.get(mid, 1.0)
-                if value is not None:
-                    updated.append(self._apply_outcome(row, value, weight, read_id, source, stamp))
-                    if concepts:
-                        cue_updates += self._teach_cues(mid, concepts, value * weight, stamp)
-                if not concepts:
-                    continue
-                if use_alignment:
-                    a = 0.0 if mid in losers else alignments.get(mid, 0.0)
-                    up, down = self._align_links(concepts, row["concepts"], a, value, stamp)
-                elif value is not None:
-                    up, down = self._hebbian(concepts, row["concepts"], value, stamp)
-                else:
-                    up = down = 0
-                links += up
-                weakened += down
+            touched = {mid: row for mid, row in rows.items() if shares is None or credit[mid] > 0}
+            updated = self._apply_outcomes(touched, value, credit, read_id, source, stamp) if value is not None else []
+            cue_updates = self._teach_cues(touched, concepts, value, credit, stamp) if value is not None else 0
+            links, weakened = self._links(
+                touched, concepts, value, alignments if use_alignment else None, losers, stamp
+            )
+        shown = use_alignment or shares is not None
         return FeedbackResult(
             updated=updated,
             not_found=missing,
@@ -131,7 +151,7 @@ class Learning(Part):
             associations_weakened=weakened,
             context_links_updated=cue_updates,
             alignment={k: rnd(v) for k, v in alignments.items() if k in credit} if use_alignment else None,
-            credit={k: rnd(v) for k, v in credit.items()} if use_alignment and value is not None else None,
+            credit={k: rnd(v) for k, v in credit.items()} if shown and value is not None else None,
             tension=tensions or None,
         )
 
@@ -153,32 +173,55 @@ class Learning(Part):
         found, missing = self._resolve_many(refs)
         if not found:
             raise NotFound(f"none of the memory_ids exist: {', '.join(missing)}; nothing was changed")
-        return {mid: self.store.get(mid) for mid in found}, missing, concepts
+        rows = self.store.rows_by_ids(found)
+        return {mid: rows[mid] for mid in found if mid in rows}, missing, concepts
 
-    def _apply_outcome(
-        self, row: dict, value: float, weight: float, read_id: str | None, source: str, stamp: str
-    ) -> ValenceChange:
-        """The delta rule on one memory's valence, at the learning rate scaled by its credit."""
-        mid, before = row["id"], row["valence"]
-        rate = self.settings.learning_rate * weight
-        after = rules.delta_rule(before, value, rate)
-        meta = row["metadata"]
-        meta["last_outcome"] = round(value, 4)
-        meta["feedback_source"] = source
-        self.store.update(mid, valence=after, feedback_count=row["feedback_count"] + 1, metadata=meta, updated_at=stamp)
-        self.store.add_feedback_event(
-            {
-                "memory_id": mid,
-                "read_id": read_id,
-                "outcome": value,
-                "rate": rate,
-                "valence_before": before,
-                "valence_after": after,
-                "source": source,
-                "created_at": stamp,
-            }
-        )
-        return ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6))
+    def _apply_outcomes(
+        self,
+        rows: dict[str, dict],
+        value: float,
+        credit: dict[str, float],
+        read_id: str | None,
+        source: str,
+        stamp: str,
+    ) -> list[ValenceChange]:
+        """The delta rule on each memory's valence, at the learning rate scaled by its credit;
+        the memories and their feedback events written in one statement each."""
+        changes, updates, events = [], [], []
+        for mid, row in rows.items():
+            before = row["valence"]
+            rate = self.settings.learning_rate * credit.get(mid, 1.0)
+            after = rules.delta_rule(before, value, rate)
+            meta = row["metadata"]
+            meta["last_outcome"] = round(value, 4)
+            meta["feedback_source"] = source
+            meta["outcomes"] = rules.count_outcome(meta.get("outcomes"), value, rate)
+            meta["outcome_at"], meta["valence_at_outcome"] = stamp, round(after, 6)  # for recovery
+            updates.append(
+                {
+                    "id": mid,
+                    "valence": after,
+                    "feedback_count": row["feedback_count"] + 1,
+                    "metadata": meta,
+                    "updated_at": stamp,
+                }
+            )
+            events.append(
+                {
+                    "memory_id": mid,
+                    "read_id": read_id,
+                    "outcome": value,
+                    "rate": rate,
+                    "valence_before": before,
+                    "valence_after": after,
+                    "source": source,
+                    "created_at": stamp,
+                }
+            )
+            changes.append(ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6)))
+        self.store.record_outcomes(updates)
+        self.store.add_feedback_events(events)
+        return changes
 
     def align(self, refs: list[str], answer: str, *, semantic: bool = True) -> dict[str, float]:
         """Each memory's alignment with the answer's best-matching sentence: the mean of the
@@ -249,72 +292,79 @@ class Learning(Part):
             pairs.append(TensionPair(followed=kept, weakened=lost, reason=why))
         return pairs, losers
 
-    def _align_links(
-        self, query_concepts: list[str], memory_concepts: list[str], aligned: float, outcome: float | None, stamp: str
+    def _links(
+        self,
+        rows: dict[str, dict],
+        concepts: list[str] | None,
+        value: float | None,
+        alignments: dict[str, float] | None,
+        losers: set[str],
+        stamp: str,
     ) -> tuple[int, int]:
-        """The alignment rule on each query-concept/memory-concept link; with an outcome the
-        link's valence follows it, without one only weights move (and at a smaller rate)."""
+        """Move the concept links between the query's concepts and each memory's: by the
+        alignment rule when the answer was weighed, else Hebbian with the outcome. The links are
+        read once and written back in one statement. -> (strengthened, weakened)."""
+        if not concepts or (alignments is None and value is None):
+            return 0, 0
         s = self.settings
-        rule = s.alignment_rule(scale=1.0 if outcome is not None else s.response_only_scale)
-
-        def step(weight: float, valence: float) -> tuple[float, float, int] | None:
-            new_weight, direction = alignment.link_step(weight, aligned, rule)
-            if direction == 0:
-                return None
-            if outcome is not None:
-                valence = rules.delta_rule(valence, outcome, s.association_rate)
-            return new_weight, valence, direction
-
-        return self._move_links(query_concepts, memory_concepts, step, stamp)
-
-    def _move_links(self, query_concepts: list[str], memory_concepts: list[str], step, stamp: str) -> tuple[int, int]:
-        """Apply `step(weight, valence) -> (weight, valence, +1/-1/0) or None` (None: leave the
-        link alone) to each query-concept/memory-concept link. -> (strengthened, weakened)."""
+        plan = {
+            mid: [(a, b) for a in concepts[:ASSOC_CONCEPTS] for b in row["concepts"][:ASSOC_CONCEPTS] if a != b]
+            for mid, row in rows.items()
+        }
+        state = self.store.associations_between(list(dict.fromkeys(p for ps in plan.values() for p in ps)))
+        rule = s.alignment_rule(scale=1.0 if value is not None else s.response_only_scale)
+        changed: dict[tuple[str, str], tuple[float, float, int]] = {}
         up = down = 0
-        for a in query_concepts[:ASSOC_CONCEPTS]:
-            for b in memory_concepts[:ASSOC_CONCEPTS]:
-                if a == b:
-                    continue
-                old = self.store.get_association(a, b)
-                weight, valence, count = old if old else (0.0, 0.0, 0)
-                moved = step(weight, valence)
+        for mid, pairs in plan.items():
+            aligned = None if alignments is None else (0.0 if mid in losers else alignments.get(mid, 0.0))
+            for pair in pairs:
+                key = (min(pair), max(pair))
+                weight, valence, count = changed.get(key) or state.get(key) or (0.0, 0.0, 0)
+                moved = self._link_step(weight, valence, value, aligned, rule)
                 if moved is None:
                     continue
                 weight, valence, direction = moved
-                self.store.put_association(a, b, weight, valence, count + 1, stamp)
+                changed[key] = (weight, valence, count + 1)
                 up, down = up + (direction > 0), down + (direction < 0)
+        self.store.put_associations([(a, b, w, v, n, stamp) for (a, b), (w, v, n) in changed.items()])
         return up, down
 
-    def _teach_cues(self, memory_id: str, concepts: list[str], outcome: float, stamp: str) -> int:
-        for concept in concepts:
-            old = self.store.get_cue(memory_id, concept)
-            value, count = old if old else (0.0, 0)
-            self.store.put_cue(
-                memory_id,
-                concept,
-                rules.link_update(value, count, outcome, self.settings.context_rate),
-                count + 1,
-                stamp,
-            )
-        return len(concepts)
-
-    def _hebbian(
-        self, query_concepts: list[str], memory_concepts: list[str], outcome: float, stamp: str
-    ) -> tuple[int, int]:
-        """Co-activation in a useful recall strengthens concept links, in a misleading one weakens
-        them; their valence follows the outcome either way. -> (strengthened, weakened)."""
+    def _link_step(
+        self, weight: float, valence: float, value: float | None, aligned: float | None, rule
+    ) -> tuple[float, float, int] | None:
+        """One link's step -> (weight, valence, +1 / -1 / 0), or None to leave it alone."""
         rate = self.settings.association_rate
+        if aligned is not None:  # the alignment rule; with an outcome the link's valence follows it
+            new_weight, direction = alignment.link_step(weight, aligned, rule)
+            if direction == 0:
+                return None
+            return new_weight, rules.delta_rule(valence, value, rate) if value is not None else valence, direction
+        # Hebbian: co-activation in a useful recall strengthens, in a misleading one weakens.
+        if value > 0:
+            weight, direction = rules.strengthen(weight, rate * value), 1
+        elif value < 0:
+            weight, direction = lifecycle.weaken(weight, rate * -value), -1
+        else:
+            direction = 0
+        return weight, rules.delta_rule(valence, value, rate), direction
 
-        def step(weight: float, valence: float) -> tuple[float, float, int]:
-            if outcome > 0:
-                weight, direction = rules.strengthen(weight, rate * outcome), 1
-            elif outcome < 0:
-                weight, direction = lifecycle.weaken(weight, rate * -outcome), -1
-            else:
-                direction = 0
-            return weight, rules.delta_rule(valence, outcome, rate), direction
-
-        return self._move_links(query_concepts, memory_concepts, step, stamp)
+    def _teach_cues(
+        self, rows: dict[str, dict], concepts: list[str] | None, value: float, credit: dict[str, float], stamp: str
+    ) -> int:
+        """The query -> memory links: each moves toward the outcome at the memory's credit."""
+        if not concepts or not rows:
+            return 0
+        old = self.store.cues_between(list(rows), concepts)
+        out = []
+        for mid in rows:
+            for concept in concepts:
+                cue, count = old.get((mid, concept), (0.0, 0))
+                target = value * credit.get(mid, 1.0)
+                out.append(
+                    (mid, concept, rules.link_update(cue, count, target, self.settings.context_rate), count + 1, stamp)
+                )
+        self.store.put_cues(out)
+        return len(out)
 
     # --- ratings and quality -----------------------------------------------------------
 

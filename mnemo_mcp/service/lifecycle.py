@@ -181,7 +181,17 @@ class Lifecycle(Part):
         started = iso(self.clock())
         report: dict[str, list[LifecycleChange]] = {"archived": [], "promoted": [], "demoted": [], "merged": []}
         counts = dict.fromkeys(
-            ("archived", "promoted", "demoted", "merged", "quality_updated", "links_decayed", "links_pruned"), 0
+            (
+                "archived",
+                "promoted",
+                "demoted",
+                "merged",
+                "quality_updated",
+                "recovered",
+                "links_decayed",
+                "links_pruned",
+            ),
+            0,
         )
 
         def note(kind: str, change: LifecycleChange | None = None) -> None:
@@ -261,6 +271,10 @@ class Lifecycle(Part):
         if abs(quality - old_quality) > 1e-6:
             fields.update(quality=quality, metadata=meta)
             note("quality_updated")
+        recovered = self._recovered(row, as_of)
+        if recovered is not None:
+            fields["valence"] = recovered
+            note("recovered")
         thumbs_up = sum(1 for h in meta.get("rating_history", []) if h.get("rating") == 1)
         tier, why = lifecycle.next_tier(
             row["tier"],
@@ -290,6 +304,18 @@ class Lifecycle(Part):
                 fields.update(archived=True, archived_at=stamp, archive_reason=reason)
         if not dry_run and fields:
             self.store.update(row["id"], **fields)
+
+    def _recovered(self, row: dict[str, Any], as_of: datetime) -> float | None:
+        """The valence a memory that misled has recovered to since its last outcome, when that
+        moves it (core.lifecycle.recovered_valence); None otherwise."""
+        meta = row["metadata"]
+        at = _parse(meta.get("outcome_at"))
+        if at is None or "valence_at_outcome" not in meta:
+            return None
+        value = lifecycle.recovered_valence(
+            float(meta["valence_at_outcome"]), _days(as_of, at), self.settings.recovery_half_life_days
+        )
+        return value if value is not None and value > row["valence"] + 1e-6 else None
 
     def _decay_links(self, stamp: str, *, apply: bool) -> tuple[int, int]:
         """Unused concept links lose weight by elapsed time; the weak ones nothing taught go

@@ -177,6 +177,7 @@ class Reading(Part):
             expanded_via=via,
             source=(row.get("provenance") or {}).get("by"),
             quarantined=(row.get("quarantine") or {}).get("reason") if row.get("quarantine") else None,
+            outcome=rules.outcome_label(row["metadata"].get("outcomes"), row["valence"]),
         )
 
     def _candidates(

@@ -1,12 +1,23 @@
-"""Sessions: which memories a Claude Code session saw in each turn, and crediting them with the
-outcomes its hooks observe (the user's reaction, test and build results).
+"""Sessions: which memories a coding agent's session was shown, what it did after, and crediting
+the memories it acted on with the outcomes its hooks observe (the user's reaction, test and build
+results).
 
-A turn starts at each prompt the user types; Claude Code's own messages (a background task's
+A turn starts at each prompt the user types; the agent's own messages (a background task's
 notification, sent with the prompt_id of the turn it belongs to) start none. Memories injected by
-the prompt hook, or returned to the model's own memory_read at or above the injection floor,
-belong to the turn they were recalled in. Silence is not an outcome: nothing here runs without a
-signal, and a command sent to the background is no signal until its task notification says how
-it ended.
+the prompt hook, listed in the session's opening digest, or returned to the model's own
+memory_read are *shown*; what the assistant did afterwards (its edits, the commands that change
+something, its answer) says which of them it *followed* (core.attribution). An outcome credits
+the followed memories only, each by how closely it was followed: a correct fix that was shown but
+not tried takes nothing from the attempt that failed.
+
+- A check's window is what changed since the previous run of the same check (or since the user
+  last judged the work): a check before any change, or a repeated failure with nothing changed in
+  between, is the starting point, not an outcome.
+- A reaction judges the previous turn from its last failing check on (what that check refuted is
+  judged already), with the turn's answer.
+
+Silence is not an outcome: nothing here runs without a signal, and a command sent to the
+background is no signal until its task notification says how it ended.
 """
 
 from __future__ import annotations
@@ -14,66 +25,73 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..core import cases, lifecycle, reactions
+from ..core import attribution, cases, lifecycle, reactions
 from ..errors import InvalidInput, MnemoError
 from ..models import SessionCredit, SessionPrompt
+from .attribution import CANDIDATES, Attribution
 from .base import Part, ServiceContext, iso
-from .capture import Capture, _redacted
+from .capture import Capture, redacted
 from .learning import Learning
-from .session_log import SessionLog, session_id_of
+from .session_log import (
+    ACTIONS,
+    ALIGN,
+    BACKGROUND,
+    CHECK,
+    CLAIM,
+    DIGEST,
+    OUTCOME,
+    RECALL,
+    SHOWN,
+    TURN,
+    SessionLog,
+    SessionUnit,
+    since_last,
+)
 
-TURN, RECALL, CHECK, OUTCOME, ALIGN = "turn", "recall", "check", "outcome", "alignment"
-BACKGROUND, DIGEST, CLAIM = "background", "digest", "claim"
 # SessionStart sources whose context no longer holds an earlier digest.
 FRESH_CONTEXT = ("startup", "clear", "compact")
 ASK_CHARS = 1000
+Action = tuple[str, str, dict[str, Any]]  # (tool_use id, tool name, its input)
 
 
-def _since_last(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    for i in range(len(events) - 1, -1, -1):
-        if events[i]["kind"] == kind:
-            return events[i + 1 :]
-    return events
-
-
-def _turn_of(events: list[dict[str, Any]], seq: int) -> list[dict[str, Any]]:
-    """The events of the turn that the event `seq` belongs to."""
-    start = 0
-    for i, e in enumerate(events):
-        if e["seq"] > seq:
-            break
-        if e["kind"] == TURN:
-            start = i + 1
-    out = []
-    for e in events[start:]:
-        if e["kind"] == TURN:
-            break
-        out.append(e)
-    return out
+def _identity(detail: dict[str, Any]) -> str:
+    return detail.get("identity") or cases.check_identity(detail.get("command", ""))
 
 
 class Sessions(Part):
-    def __init__(self, ctx: ServiceContext, *, log: SessionLog, learning: Learning, capture: Capture):
+    def __init__(
+        self,
+        ctx: ServiceContext,
+        *,
+        log: SessionLog,
+        learning: Learning,
+        capture: Capture,
+        attribution: Attribution,
+    ):
         super().__init__(ctx)
-        self.log, self.learning, self.capture = log, learning, capture
+        self.log, self.learning, self.capture, self.attribution = log, learning, capture, attribution
+
+    def _stamp(self, now: datetime | None) -> str:
+        return iso(now or self.clock())
+
+    # --- what the session was shown, and what it did --------------------------------------
 
     def session_claim(
         self, session_id: str, *, event: str, tool_use_id: str | None, now: datetime | None = None
     ) -> bool:
         """First come for this tool call's event? Claude Code runs a hook once per `if` filter
         that matches (`pytest && mypy` twice), in parallel: only the first counts it."""
-        sid = session_id_of(session_id)
         if not tool_use_id:
             return True
-        with self.store.db.write():
+        with self.log.unit(session_id) as u:
             if any(
                 e["kind"] == CLAIM
                 and e["detail"].get("tool_use_id") == tool_use_id
                 and e["detail"].get("event") == event
-                for e in self.store.session_events(sid)
+                for e in u.events
             ):
                 return False
-            self.log.add(sid, CLAIM, iso(now or self.clock()), detail={"tool_use_id": tool_use_id, "event": event})
+            u.add(CLAIM, self._stamp(now), detail={"tool_use_id": tool_use_id, "event": event})
         return True
 
     def session_recall(
@@ -81,75 +99,136 @@ class Sessions(Part):
         session_id: str,
         *,
         memory_ids: list[str],
-        relevance: dict[str, float] | None = None,
         read_id: str | None = None,
         query_concepts: list[str] | None = None,
         source: str = "hook",
         now: datetime | None = None,
     ) -> list[str]:
-        """Note that these memories were put in front of the model in the current turn. With
-        `relevance` (a read's own figures), those below the injection floor are left out: a
-        memory the model was shown at relevance 0.005 did not guide the turn and takes no blame.
-        -> the ids noted."""
-        sid = session_id_of(session_id)
-        floor = self.settings.inject_min_relevance
-        ids = [m for m in dict.fromkeys(memory_ids) if relevance is None or relevance.get(m, 1.0) >= floor]
+        """Note that these memories were put in front of the model. Shown is not followed: they
+        are candidates, credited only by what the assistant then does. -> the ids noted."""
+        ids = list(dict.fromkeys(m for m in memory_ids if isinstance(m, str) and m))
         if not ids:
             return []
-        with self.store.db.write():
-            self.log.add(
-                sid,
+        with self.log.unit(session_id) as u:
+            u.add(
                 RECALL,
-                iso(now or self.clock()),
+                self._stamp(now),
                 memory_ids=ids,
                 read_id=read_id,
                 detail={"query_concepts": query_concepts or [], "source": source},
             )
         return ids
 
+    def session_actions(self, session_id: str, *, actions: list[Action], now: datetime | None = None) -> int:
+        """What the assistant did (its edits, the commands it ran), from the hooks and the
+        transcript: each call once, weighed against the memories shown before it. -> the calls
+        that were new."""
+        with self.log.unit(session_id) as u:
+            known = {i for e in u.events if e["kind"] == ACTIONS for i in e["detail"].get("ids", [])}
+            new = [(i, tool, inp) for i, tool, inp in actions if i and i not in known and isinstance(inp, dict)]
+            if not new:
+                return 0
+            pieces, files, changes = [], [], 0
+            for _, tool, inp in new:
+                ev = self.attribution.evidence(tool, inp, inp.get("_file"))
+                if ev is None:
+                    continue
+                changes += ev.change
+                pieces.append(ev.tokens)
+                if ev.file:
+                    files.append(ev.file)
+            aligned = self._weigh(u, pieces, background=False)
+            u.add(
+                ACTIONS,
+                self._stamp(now),
+                memory_ids=[m for m, a in aligned.items() if a > 0],
+                detail={
+                    "ids": [i for i, _, _ in new],
+                    "changes": changes,
+                    "files": list(dict.fromkeys(files))[:20],
+                    "alignment": {m: round(a, 4) for m, a in aligned.items() if a > 0},
+                },
+            )
+            return len(new)
+
+    def session_response(self, session_id: str, *, response: str, now: datetime | None = None) -> dict[str, float]:
+        """The assistant's answer for this turn: how closely it followed each memory shown (a
+        sentence that sets a memory aside does not count for it), recorded so the reaction to
+        the turn is credited by it; the concept links of the turn's recalls move with it
+        (weights only, never valence)."""
+        if not (response or "").strip():
+            return {}
+        with self.log.unit(session_id) as u:
+            answer = self.attribution.answer_evidence(response[: self.settings.max_response_chars])
+            aligned = {m: a for m, a in self._weigh(u, [answer]).items() if a > 0}
+            for e in (e for e in since_last(u.events, TURN) if e["kind"] == RECALL):
+                group = {m: aligned.get(m, 0.0) for m in e["memory_ids"]}
+                concepts = e["detail"].get("query_concepts") or None
+                if group and concepts:
+                    try:
+                        self.learning.feedback_aligned(
+                            list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now
+                        )
+                    except MnemoError:  # deleted meanwhile
+                        continue
+            u.add(ALIGN, self._stamp(now), memory_ids=list(aligned), detail={"alignment": aligned})
+        return aligned
+
+    def _shown(self, events: list[dict[str, Any]]) -> list[str]:
+        """The memories shown in the session so far, the latest last (bounded)."""
+        ids = [m for e in events if e["kind"] in SHOWN for m in e["memory_ids"]]
+        return list(dict.fromkeys(reversed(ids)))[:CANDIDATES]
+
+    def _weigh(self, u: SessionUnit, evidence: list[set[str]], *, background: bool = True) -> dict[str, float]:
+        """How closely the evidence follows each memory shown so far; with `background`, the
+        turn's ask is set aside (an answer echoes the problem it answers; an edit's own
+        background, the text it replaced, is set aside already)."""
+        turns = [e for e in u.events if e["kind"] == TURN]
+        ask = turns[-1]["detail"].get("ask") if turns and background else None
+        return self.attribution.follows(self._shown(u.events), evidence, self.attribution.background(ask))
+
+    # --- the user's prompt ----------------------------------------------------------------
+
     def session_user_prompt(
         self, session_id: str, *, prompt: str, prompt_id: str | None = None, now: datetime | None = None
     ) -> SessionPrompt:
         """A prompt the user typed: their reaction to the previous turn is credited to what that
-        turn recalled, then a new turn starts. A prompt with the prompt_id of the current turn is
-        not the user speaking (Claude Code's own messages within a turn): nothing happens."""
-        sid = session_id_of(session_id)
-        events = self.log.events(sid)
-        if prompt_id:
-            turns = [e for e in events if e["kind"] == TURN]
-            if turns and turns[-1]["detail"].get("prompt_id") == prompt_id:
+        turn followed, then a new turn starts. A prompt with the prompt_id of the current turn is
+        not the user speaking (the agent's own messages within a turn): nothing happens."""
+        with self.log.unit(session_id) as u:
+            turns = [e for e in u.events if e["kind"] == TURN]
+            if prompt_id and turns and turns[-1]["detail"].get("prompt_id") == prompt_id:
                 return SessionPrompt(new_turn=False)
-        reaction = reactions.classify(prompt)
-        credit = None
-        ask, signature = _redacted(prompt[:ASK_CHARS]), None
-        if reaction.label != reactions.UNKNOWN:
-            outcome = {
-                reactions.WORKED: self.settings.outcome_worked,
-                reactions.FAILED: self.settings.outcome_failed,
-                reactions.PARTIAL: self.settings.outcome_partial,
-            }[reaction.label]
-            credit = self._react(sid, events, reaction.label, outcome, reaction.cue, now)
-            self.capture.resolve_pending(
-                sid,
-                events,
-                reaction.label,
-                outcome,
-                "reaction",
-                now,
-                last_turn_only=True,
-                credited=set(credit.memory_ids),
-            )
-            turns = [e for e in events if e["kind"] == TURN]
-            if reaction.label != reactions.WORKED and turns and turns[-1]["detail"].get("ask"):
-                # "still failing": the problem goes on, and so do its ask and its error
-                failed = [
-                    e["detail"].get("signature")
-                    for e in _since_last(events, TURN)
-                    if e["kind"] == CHECK and e["detail"].get("status") == "fail" and e["detail"].get("signature")
-                ]
-                ask = turns[-1]["detail"]["ask"]
-                signature = turns[-1]["detail"].get("signature") or (failed[-1] if failed else None)
-        self.session_turn(sid, prompt_id=prompt_id, ask=ask, signature=signature, now=now)
+            reaction = reactions.classify(prompt)
+            credit = None
+            ask, signature = redacted(prompt[:ASK_CHARS]), None
+            if reaction.label != reactions.UNKNOWN:
+                outcome = {
+                    reactions.WORKED: self.settings.outcome_worked,
+                    reactions.FAILED: self.settings.outcome_failed,
+                    reactions.PARTIAL: self.settings.outcome_partial,
+                }[reaction.label]
+                credit = self._react(u, reaction.label, outcome, reaction.cue, now)
+                self.capture.resolve_pending(
+                    u.sid,
+                    u.events,
+                    reaction.label,
+                    outcome,
+                    "reaction",
+                    now,
+                    last_turn_only=True,
+                    credited=set(credit.memory_ids),
+                )
+                if reaction.label != reactions.WORKED and turns and turns[-1]["detail"].get("ask"):
+                    # "still failing": the problem goes on, and so do its ask and its error
+                    failed = [
+                        e["detail"].get("signature")
+                        for e in since_last(u.events, TURN)
+                        if e["kind"] == CHECK and e["detail"].get("status") == "fail" and e["detail"].get("signature")
+                    ]
+                    ask = turns[-1]["detail"]["ask"]
+                    signature = turns[-1]["detail"].get("signature") or (failed[-1] if failed else None)
+            self.session_turn(u.sid, prompt_id=prompt_id, ask=ask, signature=signature, now=now)
         return SessionPrompt(new_turn=True, credit=credit)
 
     def session_turn(
@@ -161,63 +240,37 @@ class Sessions(Part):
         signature: str | None = None,
         now: datetime | None = None,
     ) -> None:
-        """A new user prompt: what follows belongs to a new turn (`ask`: what it asks, kept for
-        the turn's case while capture is on)."""
-        sid = session_id_of(session_id)
+        """A new user prompt: what follows belongs to a new turn (`ask`: what it asks, redacted;
+        the words attribution sets aside, and the turn's case while capture is on)."""
         detail: dict[str, Any] = {"prompt_id": prompt_id} if prompt_id else {}
-        if ask and self.settings.capture != "off":
+        if ask:
             detail["ask"] = ask
             if signature:
                 detail["signature"] = signature
-        with self.store.db.write():
-            self.log.add(sid, TURN, iso(now or self.clock()), detail=detail)
-
-    def session_react(
-        self, session_id: str, *, label: str, outcome: float, cue: str | None, now: datetime | None = None
-    ) -> SessionCredit:
-        """The user's reaction to the previous turn: credit `outcome` to what that turn recalled.
-        Call before `session_turn` for the new prompt. No previous turn (the session's first
-        prompt) or nothing recalled in it: nothing changes."""
-        sid = session_id_of(session_id)
-        return self._react(sid, self.log.events(sid), label, outcome, cue, now)
+        with self.log.unit(session_id) as u:
+            u.add(TURN, self._stamp(now), detail=detail)
 
     def _react(
-        self, sid: str, events: list[dict[str, Any]], label: str, outcome: float, cue: str | None, now: datetime | None
+        self, u: SessionUnit, label: str, outcome: float, cue: str | None, now: datetime | None
     ) -> SessionCredit:
-        if not any(e["kind"] == TURN for e in events):
+        if not any(e["kind"] == TURN for e in u.events):
             return SessionCredit(signal=label, outcome=outcome, memory_ids=[], note="first prompt of the session")
-        turn = _since_last(events, TURN)
+        turn = since_last(u.events, TURN)
         if any(e["kind"] == OUTCOME and e["detail"].get("source") == "prompt" for e in turn):
             return SessionCredit(signal=label, outcome=outcome, memory_ids=[], note="turn already scored")
-        return self._credit(sid, [e for e in turn if e["kind"] == RECALL], outcome, label, "prompt", cue, now)
+        # What a failing check in the turn refuted is judged already: the reaction is about what
+        # came after it, and the answer.
+        failed = [e["seq"] for e in turn if e["kind"] == CHECK and e["detail"].get("status") == "fail"]
+        start = failed[-1] if failed else 0
+        # What was done says what was followed; the answer also talks of what was set aside
+        # ("the empty __init__.py is harmless, I left it"). Only when nothing done followed any
+        # note (advice alone, or a change that carries no words) does the answer decide.
+        aligned = self._aligned([e for e in turn if e["seq"] > start and e["kind"] == ACTIONS])
+        if not any(aligned.values()):
+            aligned = self._aligned([e for e in turn if e["kind"] == ALIGN])
+        return self._credit(u, aligned, outcome, label, "prompt", cue, now)
 
-    def session_response(
-        self, session_id: str, *, response: str, semantic: bool = False, now: datetime | None = None
-    ) -> dict[str, float]:
-        """The assistant's answer for this turn: how closely it followed each memory recalled in
-        the turn, recorded so the reaction to this turn is credited by it, and the response-only
-        link update (weights only, never valence). Lexical unless `semantic` (a process with the
-        model loaded: the MCP server answering a hook)."""
-        sid = session_id_of(session_id)
-        turn = _since_last(self.log.events(sid), TURN)
-        recalls = [e for e in turn if e["kind"] == RECALL]
-        ids = list(dict.fromkeys(m for e in recalls for m in e["memory_ids"]))
-        if not ids or not (response or "").strip():
-            return {}
-        try:
-            aligned = self.learning.align(ids, response[: self.settings.max_response_chars], semantic=semantic)
-        except MnemoError:  # every recalled memory was deleted meanwhile
-            return {}
-        for e in recalls:
-            group = {m: aligned[m] for m in e["memory_ids"] if m in aligned}
-            concepts = e["detail"].get("query_concepts") or None
-            if group and concepts:
-                self.learning.feedback_aligned(
-                    list(group), alignments=group, query_concepts=concepts, source="hook:response", now=now
-                )
-        with self.store.db.write():
-            self.log.add(sid, ALIGN, iso(now or self.clock()), memory_ids=list(aligned), detail={"alignment": aligned})
-        return aligned
+    # --- checks -----------------------------------------------------------------------------
 
     def session_check(
         self,
@@ -229,53 +282,62 @@ class Sessions(Part):
         tool_use_id: str | None = None,
         calls: list[tuple[str, str, str]] | None = None,
         started_seq: int | None = None,
+        narration: str = "",
         now: datetime | None = None,
     ) -> SessionCredit | None:
-        """A test/build/lint result. A failure counts against the memories recalled in the turn
-        the check ran in (once per turn); a pass after a failure counts for those recalled since
-        the failure. `started_seq`: the check was started by that event (a background run) and
-        belongs to its turn, however late its result comes. With capture on, the result also
-        closes error -> fix cases (`signature` of a failure, `calls` of the transcript) and gives
-        a pending case its outcome."""
-        sid = session_id_of(session_id)
+        """A test/build/lint result. It judges what changed since the previous run of the same
+        check: a failure counts against the memories those changes followed, a pass after a
+        failure for them; with nothing changed it is a starting point and credits nothing.
+        `started_seq`: the check was started by that event (a background run): what changed
+        after its start did not make its result. With capture on, the result also closes
+        error -> fix cases (`signature` of a failure, `calls` of the transcript) and gives a
+        pending case its outcome."""
         s = self.settings
-        events = self.log.events(sid)
-        stamp = iso(now or self.clock())
-        credit: SessionCredit | None = None
-        if status == "fail":
-            turn = _since_last(events, TURN) if started_seq is None else _turn_of(events, started_seq)
-            already = {
-                m
-                for e in turn
-                if e["kind"] == OUTCOME and e["detail"].get("source") == "check"
-                for m in e["memory_ids"]
-            }
-            recalls = [e for e in turn if e["kind"] == RECALL]
-            credit = self._credit(
-                sid, recalls, s.check_fail_outcome, "check failed", "check", command, now, skip=already
-            )
-        else:
-            open_failure = None
-            for e in events:
-                if e["kind"] == CHECK and not e["detail"].get("capture_only"):
-                    open_failure = e["seq"] if e["detail"].get("status") == "fail" else None
-            if open_failure is not None:
-                recalls = [e for e in events if e["kind"] == RECALL and e["seq"] > open_failure]
+        with self.log.unit(session_id) as u:
+            identity = cases.check_identity(command)
+            end = started_seq if started_seq is not None else u.events[-1]["seq"] + 1 if u.events else 1
+            before = [e for e in u.events if e["seq"] < end]
+            previous = [
+                e
+                for e in before
+                if e["kind"] == CHECK and not e["detail"].get("capture_only") and _identity(e["detail"]) == identity
+            ]
+            judged = [e["seq"] for e in before if e["kind"] == OUTCOME and e["detail"].get("source") == "prompt"]
+            start = max([previous[-1]["seq"] if previous else 0, *judged])
+            window = [e for e in before if e["seq"] > start and e["kind"] == ACTIONS]
+            changed = sum(int(e["detail"].get("changes", 0)) for e in window) > 0
+            credit: SessionCredit | None = None
+            if changed and status == "fail":
                 credit = self._credit(
-                    sid, recalls, s.check_pass_outcome, "check passed after a failure", "check", command, now
+                    u, self._aligned(window), s.check_fail_outcome, "check failed", "check", command, now
                 )
-        case = self.capture.check_cases(sid, events, status, command, signature, calls or [], tool_use_id, now)
-        label, value = ("worked", s.outcome_worked) if status == "pass" else ("failed", s.outcome_failed)
-        self.capture.resolve_pending(sid, events, label, value, "check", now, last_turn_only=False, case_id=case)
-        detail: dict[str, Any] = {"status": status, "command": command[:300], "identity": cases.check_identity(command)}
-        if signature:
-            detail["signature"] = signature
-        if tool_use_id:
-            detail["tool_use_id"] = tool_use_id
-        if started_seq is not None:
-            detail["background"] = started_seq
-        with self.store.db.write():
-            self.log.add(sid, CHECK, stamp, detail=detail)
+            elif changed and previous and previous[-1]["detail"].get("status") == "fail":
+                credit = self._credit(
+                    u,
+                    self._aligned(window),
+                    s.check_pass_outcome,
+                    "check passed after a failure",
+                    "check",
+                    command,
+                    now,
+                )
+            case = self.capture.check_cases(
+                u.sid, u.events, status, command, signature, calls or [], tool_use_id, now, narration=narration
+            )
+            label, value = ("worked", s.outcome_worked) if status == "pass" else ("failed", s.outcome_failed)
+            self.capture.resolve_pending(
+                u.sid, u.events, label, value, "check", now, last_turn_only=False, case_id=case
+            )
+            detail: dict[str, Any] = {"status": status, "command": command[:300], "identity": identity}
+            if not changed:
+                detail["baseline"] = True
+            if signature:
+                detail["signature"] = signature
+            if tool_use_id:
+                detail["tool_use_id"] = tool_use_id
+            if started_seq is not None:
+                detail["background"] = started_seq
+            u.add(CHECK, self._stamp(now), detail=detail)
         return credit
 
     def session_background(
@@ -289,12 +351,10 @@ class Sessions(Part):
     ) -> None:
         """A check went to the background: no result yet (its PostToolUse came at once, with
         empty output); the task notification will tell."""
-        sid = session_id_of(session_id)
-        with self.store.db.write():
-            self.log.add(
-                sid,
+        with self.log.unit(session_id) as u:
+            u.add(
                 BACKGROUND,
-                iso(now or self.clock()),
+                self._stamp(now),
                 detail={"task_id": task_id, "tool_use_id": tool_use_id, "command": command[:300]},
             )
 
@@ -308,118 +368,123 @@ class Sessions(Part):
         signature: str | None = None,
         now: datetime | None = None,
     ) -> SessionCredit | None:
-        """A background task ended (Claude Code's task notification). When it is a check this
-        session sent to the background, its exit status is the check's result, in the turn it was
-        started in; a task that was stopped, or is not one of ours, says nothing."""
-        sid = session_id_of(session_id)
-        events = self.log.events(sid)
-        started = next(
-            (
-                e
-                for e in reversed(events)
-                if e["kind"] == BACKGROUND
-                and (
-                    (task_id and e["detail"].get("task_id") == task_id)
-                    or (tool_use_id and e["detail"].get("tool_use_id") == tool_use_id)
-                )
-            ),
-            None,
-        )
-        if started is None or outcome not in ("pass", "fail"):
-            return None
-        if any(e["kind"] == CHECK and e["detail"].get("background") == started["seq"] for e in events):
-            return None  # this task's result was taken already
-        return self.session_check(
-            sid,
-            status=outcome,
-            command=started["detail"]["command"],
-            signature=signature,
-            tool_use_id=started["detail"].get("tool_use_id"),
-            started_seq=started["seq"],
-            now=now,
-        )
+        """A background task ended (the task notification). When it is a check this session
+        sent to the background, its exit status is the check's result, judged as of its start;
+        a task that was stopped, or is not one of ours, says nothing."""
+        with self.log.unit(session_id) as u:
+            started = next(
+                (
+                    e
+                    for e in reversed(u.events)
+                    if e["kind"] == BACKGROUND
+                    and (
+                        (task_id and e["detail"].get("task_id") == task_id)
+                        or (tool_use_id and e["detail"].get("tool_use_id") == tool_use_id)
+                    )
+                ),
+                None,
+            )
+            if started is None or outcome not in ("pass", "fail"):
+                return None
+            if any(e["kind"] == CHECK and e["detail"].get("background") == started["seq"] for e in u.events):
+                return None  # this task's result was taken already
+            return self.session_check(
+                u.sid,
+                status=outcome,
+                command=started["detail"]["command"],
+                signature=signature,
+                tool_use_id=started["detail"].get("tool_use_id"),
+                started_seq=started["seq"],
+                now=now,
+            )
+
+    # --- the start of a session -----------------------------------------------------------
 
     def session_start(
         self, session_id: str, *, source: str | None, limit: int, now: datetime | None = None
     ) -> list[dict] | None:
         """What a session should start with: the most useful memories in scope (possibly none),
-        or None when its context still holds the digest given earlier (a resumed session)."""
-        sid = session_id_of(session_id)
+        or None when its context still holds the digest given earlier (a resumed session).
+        Never a memory whose learned signal is negative: "most useful" is a promise."""
         fresh = (source or "startup") in FRESH_CONTEXT
-        if not fresh and any(e["kind"] == DIGEST for e in self.log.events(sid)):
-            return None
-        with self.store.db.read():
+        with self.log.unit(session_id) as u:
+            if not fresh and any(e["kind"] == DIGEST for e in u.events):
+                return None
             top = (
-                self.store.top_memories(self._read_scope(None), limit, valence_weight=lifecycle.DIGEST_VALENCE_WEIGHT)
+                self.store.top_memories(
+                    self._read_scope(None), limit, valence_weight=lifecycle.DIGEST_VALENCE_WEIGHT, min_valence=0.0
+                )
                 if limit > 0
                 else []
             )
-        useful = [m for m in top if lifecycle.worth_a_digest(m["tier"], m["quality"], m["valence"])]
-        with self.store.db.write():
-            self.log.add(
-                sid, DIGEST, iso(now or self.clock()), memory_ids=[m["id"] for m in useful], detail={"source": source}
-            )
+            useful = [
+                m
+                for m in top
+                if lifecycle.worth_a_digest(
+                    m["tier"], m["quality"], m["valence"], float(m["metadata"].get("rating_sum", 0.0))
+                )
+            ]
+            u.add(DIGEST, self._stamp(now), memory_ids=[m["id"] for m in useful], detail={"source": source})
         return useful
 
-    def _turn_alignment(self, sid: str, recalls: list[dict[str, Any]]) -> dict[str, float]:
-        """The alignments the Stop hook recorded for the turn these recalls belong to."""
-        if not recalls:
-            return {}
-        with self.store.db.read():
-            later = self.store.session_events(sid, after_seq=recalls[0]["seq"])
+    # --- credit -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _aligned(actions: list[dict[str, Any]]) -> dict[str, float]:
+        """Each memory's alignment with the actions of a window (the best over them)."""
         out: dict[str, float] = {}
-        for e in later:
-            if e["kind"] == TURN:
-                break
-            if e["kind"] == ALIGN:
-                out = {k: float(v) for k, v in e["detail"].get("alignment", {}).items()}
+        for e in actions:
+            for m, a in e["detail"].get("alignment", {}).items():
+                out[m] = max(out.get(m, 0.0), float(a))
         return out
 
     def _credit(
         self,
-        sid: str,
-        recalls: list[dict[str, Any]],
+        u: SessionUnit,
+        aligned: dict[str, float],
         outcome: float,
         label: str,
         source: str,
         cue: str | None,
         now: datetime | None,
-        skip: set[str] | None = None,
     ) -> SessionCredit:
-        # One report per memory per signal, through the read that recalled it first, so the
-        # query->memory links learn for the question it was recalled for.
-        first_read: dict[str, dict[str, Any]] = {}
-        for e in recalls:
-            for mid in e["memory_ids"]:
-                if mid not in (skip or set()):
-                    first_read.setdefault(mid, e)
+        """The outcome for the memories the window followed, each by its share; one report per
+        memory, through the read that showed it first, so its query->memory links learn for the
+        question it was shown for."""
+        s = self.settings
+        shares = {m: attribution.credit(a, s.follow_floor, s.full_credit) for m, a in aligned.items()}
+        shares = {m: c for m, c in shares.items() if c > 0}
+        first: dict[str, dict[str, Any]] = {}
+        for e in u.events:
+            if e["kind"] in SHOWN:
+                for m in e["memory_ids"]:
+                    if m in shares:
+                        first.setdefault(m, e)
         groups: dict[int, list[str]] = {}
-        for mid, e in first_read.items():
-            groups.setdefault(e["seq"], []).append(mid)
-        by_seq = {e["seq"]: e for e in recalls}
-        aligned = self._turn_alignment(sid, recalls)
+        for m, e in first.items():
+            groups.setdefault(e["seq"], []).append(m)
+        by_seq = {e["seq"]: e for e in first.values()}
         credited: list[str] = []
         for seq, ids in groups.items():
             e = by_seq[seq]
-            concepts = e["detail"].get("query_concepts") or None
-            weights = {m: aligned[m] for m in ids if m in aligned} or None
-            how = dict(outcome=outcome, query_concepts=concepts, source=f"hook:{source}", now=now)
-            if weights:
-                how["alignments"] = weights
-            credit = self.learning.feedback_aligned if weights else self.learning.feedback
+            how = dict(
+                credits={m: shares[m] for m in ids},
+                outcome=outcome,
+                query_concepts=e["detail"].get("query_concepts") or None,
+                source=f"hook:{source}",
+                now=now,
+            )
             try:
-                result = credit(ids, read_id=e["read_id"], **how)
+                result = self.learning.feedback_credited(ids, read_id=e.get("read_id"), **how)
             except InvalidInput:  # the read fell out of the bounded log: keep its concepts
-                result = credit(ids, **how)
+                result = self.learning.feedback_credited(ids, **how)
             except MnemoError:  # every memory of this group was deleted meanwhile
                 continue
-            credited += [u.id for u in result.updated]
-        with self.store.db.write():
-            self.log.add(
-                sid,
-                OUTCOME,
-                iso(now or self.clock()),
-                memory_ids=credited,
-                detail={"source": source, "label": label, "outcome": outcome, "cue": (cue or "")[:200]},
-            )
+            credited += [c.id for c in result.updated]
+        u.add(
+            OUTCOME,
+            self._stamp(now),
+            memory_ids=credited,
+            detail={"source": source, "label": label, "outcome": outcome, "cue": (cue or "")[:200]},
+        )
         return SessionCredit(signal=label, outcome=outcome, memory_ids=credited)

@@ -88,15 +88,15 @@ def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64
         flush()  # links and events refer to memories: store those first
         with svc.store.db.write():
             if kind == "feedback_event":
-                svc.store.add_feedback_event({k: rec.get(k) for k in FEEDBACK_EVENT_FIELDS})
+                svc.store.add_feedback_events([{k: rec.get(k) for k in FEEDBACK_EVENT_FIELDS}])
                 n_events += 1
             elif kind == "association":
-                svc.store.put_association(
-                    rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"]
+                svc.store.put_associations(
+                    [(rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"])]
                 )
                 n_assoc += 1
             elif kind == "cue":
-                svc.store.put_cue(rec["memory_id"], rec["concept"], rec["value"], rec["count"], rec["updated_at"])
+                svc.store.put_cues([(rec["memory_id"], rec["concept"], rec["value"], rec["count"], rec["updated_at"])])
                 n_cues += 1
             else:
                 raise InvalidInput(f"record {lineno}: unknown type {kind!r}")

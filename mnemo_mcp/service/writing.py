@@ -189,11 +189,13 @@ class Writing(Part):
         rate = self.settings.write_link_rate
         if rate <= 0:
             return
-        for i, a in enumerate(head):
-            for b in head[i + 1 :]:
-                old = self.store.get_association(a, b)
-                weight, valence, count = old if old else (0.0, 0.0, 0)
-                self.store.put_association(a, b, rules.strengthen(weight, rate), valence, count, stamp)
+        pairs = [(a, b) for i, a in enumerate(head) for b in head[i + 1 :] if a != b]
+        old = self.store.associations_between(pairs)
+        rows = []
+        for pair in pairs:
+            weight, valence, count = old.get((min(pair), max(pair)), (0.0, 0.0, 0))
+            rows.append((*pair, rules.strengthen(weight, rate), valence, count, stamp))
+        self.store.put_associations(rows)
 
     def _merge_into(self, existing: dict[str, Any], row: dict[str, Any], stamp: str) -> WriteResult:
         """Same content written again: merge tags and user metadata, keep everything learned."""

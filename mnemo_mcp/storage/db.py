@@ -188,11 +188,7 @@ class Database:
                 # A deferred snapshot cannot be upgraded safely (another process may have written).
                 raise RuntimeError("write() inside read(): open the write transaction first")
             if self._depth:
-                self._depth += 1
-                try:
-                    yield self.conn
-                finally:
-                    self._depth -= 1
+                yield from self._savepoint()
                 return
             try:
                 _retry_busy(lambda: self.conn.execute("BEGIN IMMEDIATE"), self.busy_timeout_ms)
@@ -213,6 +209,27 @@ class Database:
             finally:
                 self._depth = 0
                 self._writing = False
+
+    def _savepoint(self) -> Iterator[apsw.Connection]:
+        """A write inside a write: a savepoint, so that a part that fails and is caught by its
+        caller undoes only its own changes, as its own transaction would have, while the whole
+        still commits as one."""
+        name = f"mnemo_{self._depth}"
+        self._depth += 1
+        try:
+            self.conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
+                raise
+            self.conn.execute(f"RELEASE {name}")
+        except apsw.Error as err:
+            raise self._fault(err) from err
+        finally:
+            self._depth -= 1
 
     def _rollback(self) -> None:
         try:

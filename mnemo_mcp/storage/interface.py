@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-# What a feedback event carries: the keys `add_feedback_event` takes, and (with their `seq`, the
+# What a feedback event carries: the keys `add_feedback_events` takes, and (with their `seq`, the
 # order they were recorded in) what `feedback_events` returns.
 FEEDBACK_EVENT_FIELDS = (
     "memory_id",
@@ -82,6 +82,10 @@ class MemoryStore(Protocol):
 
     def get(self, memory_id: str) -> dict[str, Any] | None: ...
 
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        """Which of these full ids are stored (one query)."""
+        ...
+
     def resolve(self, id_or_prefix: str) -> str:
         """A full id, or a unique prefix of at least 8 hex characters -> the full id."""
         ...
@@ -122,8 +126,11 @@ class MemoryStore(Protocol):
         """Live memories of the same domain sharing the rarest words (the caller checks cosine)."""
         ...
 
-    def top_memories(self, domains: list[str] | None, limit: int, *, valence_weight: float) -> list[dict[str, Any]]:
-        """Live, not quarantined memories in core.lifecycle.digest_order: what a session starts with."""
+    def top_memories(
+        self, domains: list[str] | None, limit: int, *, valence_weight: float, min_valence: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Live, not quarantined memories in core.lifecycle.digest_order: what a session starts
+        with (`min_valence`: none below it)."""
         ...
 
     def record_usage(self, usage: list[dict[str, Any]]) -> None:
@@ -178,7 +185,16 @@ class MemoryStore(Protocol):
 
     # --- learned state: feedback, concept links, query->memory links, reads ---------------
 
-    def add_feedback_event(self, event: dict[str, Any]) -> None: ...
+    # Learning writes in batches: one statement (one round trip) per table, whatever the number
+    # of memories and links a feedback moves.
+
+    def record_outcomes(self, updates: list[dict[str, Any]]) -> None:
+        """Learning's changes to memories: id, valence, feedback_count, metadata, updated_at."""
+        ...
+
+    def add_feedback_events(self, events: list[dict[str, Any]]) -> None:
+        """Record feedback events (the keys of FEEDBACK_EVENT_FIELDS), in order."""
+        ...
 
     def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]: ...
 
@@ -186,9 +202,14 @@ class MemoryStore(Protocol):
         """Feedback events with a positive outcome, per memory."""
         ...
 
-    def get_association(self, a: str, b: str) -> tuple[float, float, int] | None: ...
+    def associations_between(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[float, float, int]]:
+        """{(a, b): (weight, valence, count)} of the concept links that exist among these pairs,
+        keyed with a < b."""
+        ...
 
-    def put_association(self, a: str, b: str, weight: float, valence: float, count: int, now: str) -> None: ...
+    def put_associations(self, rows: list[tuple[str, str, float, float, int, str]]) -> None:
+        """Set (a, b, weight, valence, count, updated_at) concept links, inserting or replacing."""
+        ...
 
     def associations(self) -> list[dict[str, Any]]: ...
 
@@ -209,9 +230,13 @@ class MemoryStore(Protocol):
         self, now: str, weights: list[tuple[str, str, float]], dropped: list[tuple[str, str]]
     ) -> None: ...
 
-    def get_cue(self, memory_id: str, concept: str) -> tuple[float, int] | None: ...
+    def cues_between(self, memory_ids: list[str], concepts: list[str]) -> dict[tuple[str, str], tuple[float, int]]:
+        """{(memory id, concept): (value, count)} of the query->memory links among these."""
+        ...
 
-    def put_cue(self, memory_id: str, concept: str, value: float, count: int, now: str) -> None: ...
+    def put_cues(self, rows: list[tuple[str, str, float, int, str]]) -> None:
+        """Set (memory id, concept, value, count, updated_at) links, inserting or replacing."""
+        ...
 
     def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, dict[str, float]]:
         """{memory id: {concept: link value}} for the given memories and query concepts."""
@@ -241,8 +266,13 @@ class MemoryStore(Protocol):
 
     # --- Claude Code sessions and captured cases ------------------------------------------
 
-    def add_session_event(self, event: dict[str, Any], keep: int) -> int:
-        """Append a session event, keeping the newest `keep` -> its sequence number."""
+    def next_session_seq(self) -> int:
+        """The sequence number the next session event gets (asked inside the write transaction
+        that adds it)."""
+        ...
+
+    def add_session_events(self, events: list[dict[str, Any]], keep: int) -> None:
+        """Append session events with the sequence numbers they were given, keeping the newest `keep`."""
         ...
 
     def session_events(self, session_id: str, after_seq: int = 0) -> list[dict[str, Any]]: ...

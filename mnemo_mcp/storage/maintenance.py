@@ -23,19 +23,39 @@ class MaintenanceQueries:
 
     # --- session events (hooks) -----------------------------------------------------------
 
-    def add_session_event(self, event: dict[str, Any], keep: int) -> int:
+    def next_session_seq(self) -> int:
+        """The sequence number the next session event gets (inside the write transaction that
+        adds it: no other writer can take it meanwhile)."""
+        row = self.conn.execute(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'session_events'), 0), "
+            "coalesce((SELECT max(seq) FROM session_events), 0))"
+        ).fetchone()
+        return int(row[0]) + 1
+
+    def add_session_events(self, events: list[dict[str, Any]], keep: int) -> None:
+        """Append session events with the sequence numbers they were given (one statement),
+        keeping the newest `keep`."""
+        if not events:
+            return
+        rows = [
+            [
+                e["seq"],
+                e["session_id"],
+                e["kind"],
+                json_list(e.get("memory_ids", [])),
+                e.get("read_id"),
+                json.dumps(e.get("detail", {})),
+                e["created_at"],
+            ]
+            for e in events
+        ]
         self.conn.execute(
-            "INSERT INTO session_events(session_id, kind, memory_ids, read_id, detail, created_at) "
-            "VALUES (:session_id, :kind, :memory_ids, :read_id, :detail, :created_at)",
-            {
-                **event,
-                "memory_ids": json_list(event.get("memory_ids", [])),
-                "detail": json.dumps(event.get("detail", {})),
-            },
+            "INSERT INTO session_events(seq, session_id, kind, memory_ids, read_id, detail, created_at) "
+            "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 "
+            "FROM json_each(?)",
+            (json.dumps(rows),),
         )
-        seq = self.conn.last_insert_rowid()
-        self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (seq - keep,))
-        return seq
+        self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (max(e["seq"] for e in events) - keep,))
 
     def session_events(self, session_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
         cols = ("seq", "session_id", "kind", "memory_ids", "read_id", "detail", "created_at")

@@ -242,42 +242,97 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
             out.setdefault(mid, {})[concept] = value
         return out
 
-    def get_cue(self, memory_id: str, concept: str) -> tuple[float, int] | None:
-        row = self.conn.execute(
-            "SELECT value, count FROM cues WHERE memory_id = ? AND concept = ?", (memory_id, concept)
-        ).fetchone()
-        return (row[0], row[1]) if row else None
+    def cues_between(self, memory_ids: list[str], concepts: list[str]) -> dict[tuple[str, str], tuple[float, int]]:
+        """{(memory id, concept): (value, count)} of the links that exist among these (one query)."""
+        if not memory_ids or not concepts:
+            return {}
+        rows = self.conn.execute(
+            "SELECT memory_id, concept, value, count FROM cues WHERE memory_id IN (SELECT value FROM json_each(?)) "
+            "AND concept IN (SELECT value FROM json_each(?))",
+            (json_list(memory_ids), json_list(concepts)),
+        )
+        return {(mid, c): (v, n) for mid, c, v, n in rows}
 
-    def put_cue(self, memory_id: str, concept: str, value: float, count: int, now: str) -> None:
+    def put_cues(self, rows: list[tuple[str, str, float, int, str]]) -> None:
+        """Set (memory id, concept, value, count, updated_at) links, inserting or replacing (one
+        statement)."""
+        if not rows:
+            return
         self.conn.execute(
-            "INSERT INTO cues(memory_id, concept, value, count, updated_at) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO cues(memory_id, concept, value, count, updated_at) "
+            "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?) WHERE true "
             "ON CONFLICT(memory_id, concept) DO UPDATE SET value = excluded.value, count = excluded.count, "
             "updated_at = excluded.updated_at",
-            (memory_id, concept, value, count, now),
+            (json.dumps([list(r) for r in rows]),),
         )
 
-    def get_association(self, a: str, b: str) -> tuple[float, float, int] | None:
-        a, b = min(a, b), max(a, b)
-        row = self.conn.execute(
-            "SELECT weight, valence, count FROM associations WHERE a = ? AND b = ?", (a, b)
-        ).fetchone()
-        return (row[0], row[1], row[2]) if row else None
+    def associations_between(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[float, float, int]]:
+        """{(a, b): (weight, valence, count)} of the concept links that exist among these pairs,
+        keyed with a < b whatever order a pair was asked in. One query."""
+        if not pairs:
+            return {}
+        keys = list(dict.fromkeys((min(a, b), max(a, b)) for a, b in pairs))
+        rows = self.conn.execute(
+            "SELECT a, b, weight, valence, count FROM associations WHERE (a, b) IN "
+            "(SELECT value ->> 0, value ->> 1 FROM json_each(?))",
+            (json.dumps([list(k) for k in keys]),),
+        )
+        return {(a, b): (w, v, n) for a, b, w, v, n in rows}
 
-    def put_association(self, a: str, b: str, weight: float, valence: float, count: int, now: str) -> None:
-        a, b = min(a, b), max(a, b)
+    def put_associations(self, rows: list[tuple[str, str, float, float, int, str]]) -> None:
+        """Set (a, b, weight, valence, count, updated_at) concept links, inserting or replacing
+        (one statement)."""
+        if not rows:
+            return
+        data = [[min(a, b), max(a, b), w, v, n, at] for a, b, w, v, n, at in rows]
         self.conn.execute(
-            "INSERT INTO associations(a, b, weight, valence, count, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, valence = excluded.valence, "
+            "INSERT INTO associations(a, b, weight, valence, count, updated_at) "
+            "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?) "
+            "WHERE true ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, valence = excluded.valence, "
             "count = excluded.count, updated_at = excluded.updated_at",
-            (a, b, weight, valence, count, now),
+            (json.dumps(data),),
         )
 
-    def add_feedback_event(self, event: dict[str, Any]) -> None:
+    def add_feedback_events(self, events: list[dict[str, Any]]) -> None:
+        """Record feedback events (the keys of FEEDBACK_EVENT_FIELDS), in order, in one statement."""
+        if not events:
+            return
+        picks = ", ".join(f"value ->> {i}" for i in range(len(FEEDBACK_EVENT_FIELDS)))
         self.conn.execute(
-            f"INSERT INTO feedback_events({', '.join(FEEDBACK_EVENT_FIELDS)}) "
-            f"VALUES ({', '.join(':' + f for f in FEEDBACK_EVENT_FIELDS)})",
-            {f: event.get(f) for f in FEEDBACK_EVENT_FIELDS},
+            f"INSERT INTO feedback_events({', '.join(FEEDBACK_EVENT_FIELDS)}) SELECT {picks} FROM json_each(?) "
+            "ORDER BY key",
+            (json.dumps([[e.get(f) for f in FEEDBACK_EVENT_FIELDS] for e in events]),),
         )
+
+    def record_outcomes(self, updates: list[dict[str, Any]]) -> None:
+        """Learning's changes to memories (id, valence, feedback_count, metadata, updated_at),
+        in one statement."""
+        if not updates:
+            return
+        self.conn.execute(
+            "UPDATE memories SET valence = u.value ->> 1, feedback_count = u.value ->> 2, "
+            "metadata = u.value ->> 3, updated_at = u.value ->> 4 "
+            "FROM json_each(?) AS u WHERE memories.id = u.value ->> 0",
+            (
+                json.dumps(
+                    [
+                        [u["id"], u["valence"], u["feedback_count"], json.dumps(u["metadata"]), u["updated_at"]]
+                        for u in updates
+                    ]
+                ),
+            ),
+        )
+
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        """Which of these full ids are stored (one query)."""
+        if not ids:
+            return set()
+        return {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))", (json_list(ids),)
+            )
+        }
 
     def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         cols = ("seq", *FEEDBACK_EVENT_FIELDS)
@@ -449,13 +504,18 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         ).fetchone()
         return dict(zip(("as_of", "started_at", "finished_at", "trigger"), row)) if row else None
 
-    def top_memories(self, domains: list[str] | None, limit: int, *, valence_weight: float) -> list[dict[str, Any]]:
+    def top_memories(
+        self, domains: list[str] | None, limit: int, *, valence_weight: float, min_valence: float | None = None
+    ) -> list[dict[str, Any]]:
         """Live memories, patterns first, then history, then by quality + valence_weight * valence
-        (core.lifecycle.digest_order): what a session starts with."""
+        (core.lifecycle.digest_order): what a session starts with (`min_valence`: none below it)."""
         in_domains, params = in_list(domains or [])
         where = "m.archived = 0 AND m.quarantine IS NULL" + (
             f" AND m.domain IN {in_domains}" if domains is not None else ""
         )
+        if min_valence is not None:
+            where += " AND m.valence >= :min_valence"
+            params["min_valence"] = min_valence
         rows = self.conn.execute(
             SELECT_MEMORIES + f" WHERE {where} ORDER BY (m.tier = 'pattern') DESC, (m.tier = 'history') DESC, "
             "m.quality + :vw * m.valence DESC, m.rowid LIMIT :limit",

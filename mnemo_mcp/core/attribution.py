@@ -1,0 +1,127 @@
+"""Attribution: which of the memories shown to the assistant did what it *did* follow?
+
+An outcome (a check's exit, the user's reaction) says how the work went, not which of the notes
+in the assistant's context guided it. The evidence is what the assistant did after seeing them:
+the text its edits added (an Edit's new text less the text it replaced), the commands it ran, and
+the sentences of its answer. A memory is followed when its words show up in that evidence, weighed
+by how much they say:
+
+- IDF across the store: "signature" in a store of webhook notes says little, `compare_digest`
+  a lot;
+- shared by several of the notes shown, a word says less about which of them was followed (each
+  note's share of it is divided by how many of the shown notes hold it);
+- words the evidence only echoes from the problem (the code an edit replaces; for an answer, the
+  user's ask) are not evidence of following anything;
+- what the evidence adds that is in no note counts against them all: an edit made of the note's
+  names follows it closely, one that also does much else less so.
+
+An answer's sentence that sets a note aside ("the saved note says to raise the timeout, but ...",
+"instead of clearing the cache ...") is no evidence for that note.
+
+A memory whose alignment stays under `FOLLOW_FLOOR` gets no credit at all: shown is not followed,
+and a correct fix that nobody tried must not sink with the attempt that failed.
+
+Pure functions: tokens come in already tokenized by the store's full-text tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from .rules import clamp
+
+# Chosen on the tune part of benchmarks/data/attribution (python -m benchmarks.attribution): the
+# most credit given to followed notes while >= 95% of the valence changes had the right sign.
+FOLLOW_FLOOR = 0.35  # under this a memory was not followed: it takes no share of the outcome
+FULL_CREDIT = 0.6  # from this alignment on a memory takes the whole outcome
+TOP_TOKENS = 8  # a memory's most telling tokens, the ones following it shows
+SMOOTHING = 2.0  # about half a telling token's IDF weight: a one-token edit is weak evidence
+EVIDENCE_CHARS = 4000  # of one action's text weighed (a Write of a whole file: its start)
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence that sets something aside: what it names was not followed.
+_REJECTS = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|not\s+(?:the|a|this|that|apply|applied|follow|followed|use|used|needed|"
+    r"help|helpful|relevant|the\s+cause)|didn'?t|did\s+not|don'?t|won'?t|wouldn'?t|isn'?t|wasn'?t|aren'?t|"
+    r"ignored?|skipp?(?:ed|ing)?|set\s+aside|doesn'?t\s+(?:apply|help|fit)|no\s+longer|outdated|stale|"
+    r"wrong|red\s+herring|unrelated|but\s+(?:the\s+)?(?:real|actual)|however)\b",
+    re.I,
+)
+
+
+def split_words(text: str) -> str:
+    """Code identifiers split as prose is (`compareDigest` and `compare_digest` both read as
+    "compare digest", so a note in words and the code carrying it out share their tokens), and
+    each kept whole besides ("comparedigest"): a name like `CSRF_TRUSTED_ORIGINS` says more than
+    its words, which neighbouring notes share."""
+    text = (text or "")[:EVIDENCE_CHARS]
+    whole = " ".join(m.group(0).replace("_", "").lower() for m in _IDENTIFIER.finditer(text))
+    return _CAMEL.sub(" ", text).replace("_", " ") + (" " + whole if whole else "")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text or "") if len(s.strip()) >= 3]
+
+
+def affirmed(text: str) -> str:
+    """The answer without the sentences that set something aside."""
+    return "\n".join(s for s in sentences(text) if not _REJECTS.search(s))
+
+
+def token_weights(
+    memory_tokens: Mapping[str, set[str]], idf: Mapping[str, float], background: set[str]
+) -> dict[str, dict[str, float]]:
+    """Per memory, each of its tokens' weight as evidence of following it: its IDF, divided by
+    how many of the shown memories hold it; 0 for tokens of the problem itself (`background`)."""
+    holders: dict[str, int] = {}
+    for toks in memory_tokens.values():
+        for t in toks:
+            holders[t] = holders.get(t, 0) + 1
+    return {
+        mid: {t: 0.0 if t in background else idf.get(t, 0.0) / holders[t] for t in toks}
+        for mid, toks in memory_tokens.items()
+    }
+
+
+def alignment(weights: Mapping[str, float], evidence: set[str], evidence_weight: float, top: int = TOP_TOKENS) -> float:
+    """How closely the evidence follows a memory, in [0, 1]: the mean of two shares.
+
+    - of the memory's most telling tokens (its `top` by weight), the weighted share the evidence
+      holds: carrying out a note means its key names and values, not all its prose, so a long
+      note is no harder to follow than a short one;
+    - of the evidence's weight (`evidence_weight`: the IDF of everything it added), the share
+      that comes from the memory (with about one token's weight added, so that a one-token
+      change does not count as following a note whole): an edit whose new names are the note's
+      follows it, one that also adds much else follows it less."""
+    ranked = sorted((w for w in weights.items() if w[1] > 0), key=lambda tw: (-tw[1], tw[0]))[:top]
+    total = sum(w for _, w in ranked)
+    if total <= 0 or evidence_weight <= 0:
+        return 0.0
+    coverage = sum(w for t, w in ranked if t in evidence) / total
+    share = sum(w for t, w in weights.items() if t in evidence) / (evidence_weight + SMOOTHING)
+    return clamp((coverage + share) / 2, 0.0, 1.0)
+
+
+def followed(
+    memory_tokens: Mapping[str, set[str]],
+    evidence: Iterable[set[str]],
+    idf: Mapping[str, float],
+    background: set[str] = frozenset(),  # type: ignore[assignment]
+) -> dict[str, float]:
+    """Each memory's alignment with everything the assistant did in the window together (a fix
+    is often carried out over several edits and commands). `idf` covers the evidence's tokens too."""
+    together = set().union(*evidence) - background
+    weight = sum(idf.get(t, 0.0) for t in together)
+    weights = token_weights(memory_tokens, idf, background)
+    return {mid: alignment(w, together, weight) for mid, w in weights.items()}
+
+
+def credit(alignment_value: float, floor: float = FOLLOW_FLOOR, full: float = FULL_CREDIT) -> float:
+    """A memory's share of an outcome: none under the floor (shown, not followed), then rising
+    to the whole outcome at `full`."""
+    if alignment_value < floor:
+        return 0.0
+    return clamp(alignment_value / full, 0.0, 1.0) if full > 0 else 1.0
