@@ -349,6 +349,43 @@ def recur(
     return outcomes, stories
 
 
+def reached(context: str, mine: dict[str, str], captured: set[str]) -> str:
+    """What of a story reached the model first: its working fix whole (`fix whole`), or only as a
+    one-line pointer (`fix pointer`), its failed advice, another case, or nothing."""
+    first = verdict(context, mine, captured)
+    if first != "fix first":
+        return first
+    line = next(ln for ln in (context or "").splitlines() if any(ln.startswith(f"- [{p}]") for p in mine))
+    return "fix pointer" if line.rstrip().endswith("…") else "fix whole"
+
+
+def recur_in_words(
+    hooks: Hooks, root: Path, scenarios, words, mine: dict[str, dict[str, str]], filters: list[str], tokens: list[int]
+) -> list[dict[str, Any]]:
+    """Every story's problem asked again in the user's own words (recurrences_words.jsonl, apart
+    from the code): what reached the model, scored from the hook's own output."""
+    by_id = {sc["id"]: (i, sc) for i, sc in enumerate(scenarios)}
+    captured = {p for story in mine.values() for p in story}
+    out = []
+    for j, w in enumerate(words):
+        if w["scenario"] not in by_id:
+            continue
+        i, sc = by_id[w["scenario"]]
+        later = START + timedelta(days=sc["recurrence"]["days_later"] + 1, minutes=30 * i + j)
+        s = Session(hooks, f"w-{w['id']}", root / sc["project"], later, filters)
+        ctx = s.prompt(w["prompt"])
+        tokens.append(_tokens(ctx))
+        out.append(
+            {
+                "id": w["id"],
+                "scenario": sc["id"],
+                "split": w["split"],
+                "reached": reached(ctx, mine[sc["id"]], captured),
+            }
+        )
+    return out
+
+
 def unrelated_prompts(
     hooks: Hooks, unrelated, projects: dict[str, Path], filters: list[str], tokens: list[int], captured: set[str]
 ) -> int:
@@ -380,7 +417,7 @@ def stored_cases(db: Path) -> tuple[int, dict[str, int], int]:
     return page.total, kinds, without_outcome
 
 
-def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str) -> dict[str, Any]:
+def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str, words=()) -> dict[str, Any]:
     from mnemo_mcp.claude_install import CHECK_FILTERS
 
     filters = [f[len("Bash(") : -1] for f in CHECK_FILTERS]
@@ -395,6 +432,7 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
             mine, per_session = teach(hooks, root, scenarios, env, filters)
             tokens: list[int] = []
             outcomes, stories = recur(hooks, root, scenarios, mine, filters, tokens)
+            in_words = recur_in_words(hooks, root, scenarios, words, mine, filters, tokens)
             captured = {p for story in mine.values() for p in story}
             noise = unrelated_prompts(hooks, unrelated, projects, filters, tokens, captured)
             total, kinds, without_outcome = stored_cases(db)
@@ -409,6 +447,9 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
         "capture": capture,
         "recurrences": share,
         "recurrences_all": _shares(outcomes["prompt"] + outcomes["check"]),
+        "recurrences_in_words": {
+            split: _reach_shares([x["reached"] for x in in_words if x["split"] == split]) for split in ("tune", "test")
+        },
         "unrelated_with_a_case": noise / len(unrelated) if unrelated else 0.0,
         "cases_per_first_session": sum(per_session) / len(per_session),
         "cases_stored": total,
@@ -421,6 +462,12 @@ def run(a: argparse.Namespace, scenarios, unrelated, capture: str, command: str)
         "hook_errors": errors[-2000:],
         "stories": stories,
     }
+
+
+def _reach_shares(values: list[str]) -> dict[str, float]:
+    n = len(values) or 1
+    kinds = ("fix whole", "fix pointer", "failed first", "other case first", "none")
+    return {k: sum(1 for v in values if v == k) / n for k in kinds} | {"n": len(values)}
 
 
 def _shares(values: list[str]) -> dict[str, float]:
@@ -463,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     a = p.parse_args(argv)
     scenarios, unrelated = load(a.data_dir)
+    words_file = a.data_dir / "recurrences_words.jsonl"
+    words = [json.loads(x) for x in words_file.open(encoding="utf-8") if x.strip()] if words_file.exists() else []
     if a.quick:
         scenarios, unrelated = scenarios[::9][:8], unrelated[:10]
     command = mnemo_command()
@@ -471,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stories": len(scenarios),
         "unrelated": len(unrelated),
         "server": not a.no_server,
-        "runs": [run(a, scenarios, unrelated, mode, command) for mode in ("outcomes", "off")],
+        "runs": [run(a, scenarios, unrelated, mode, command, words) for mode in ("outcomes", "off")],
     }
     print(
         f"capture through the real hooks: {len(scenarios)} stories, {len(unrelated)} unrelated prompts, "
@@ -489,6 +538,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"    as a {k} (n={v['n']}): fix first {v['fix first']:.0%}, failed first {v['failed first']:.0%}, "
                 f"none {v['none']:.0%}"
+            )
+        for split, v in r["recurrences_in_words"].items():
+            print(
+                f"  asked again in other words, {split} (n={v['n']}): the fix reached the model whole "
+                f"{v['fix whole']:.0%}, as a pointer {v['fix pointer']:.0%}; failed advice first "
+                f"{v['failed first']:.0%}, another case first {v['other case first']:.0%}, nothing {v['none']:.0%}"
             )
         print(f"  unrelated prompts given a case: {r['unrelated_with_a_case']:.0%}")
         print(

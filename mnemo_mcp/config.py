@@ -15,6 +15,7 @@ from .core.alignment import AlignmentRule
 from .core.attribution import FOLLOW_FLOOR, FULL_CREDIT
 from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
 from .core.lifecycle import RetentionPolicy, TierPolicy
+from .core.recall import RecallPolicy
 from .paths import HOOK_CONNECT_MS, HOOK_MODEL_WAIT_MS, cache_dir, data_dir, expand
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -99,6 +100,11 @@ class Settings(BaseSettings):
         3.0, ge=1.0, le=6.0, description="exponent on the taught share of a query: higher = stays with the question"
     )
     context_gate: float = Field(0.35, gt=0.0, le=1.0, description="relevance at which links act fully")
+    cue_half_life_days: float = Field(
+        180.0,
+        ge=0.0,
+        description="a query->memory link weighs half as much this long after it was last taught (0: never)",
+    )
     context_gate_floor: float = Field(0.1, ge=0.0, le=1.0, description="relevance below which links do nothing")
     association_rate: float = Field(0.2, gt=0.0, le=1.0, description="Hebbian rate for concept links")
 
@@ -187,14 +193,23 @@ class Settings(BaseSettings):
     # Claude Code hooks
     # Chosen with benchmarks.natural_prompts on its tune split (best correct + clean share).
     inject_tokens: int = Field(150, ge=0, description="budget of memories injected into a prompt's context (0: none)")
-    inject_top_k: int = Field(1, ge=1, le=20, description="memories injected per prompt at most")
+    inject_top_k: int = Field(3, ge=1, le=20, description="notes shown per prompt at most (in full and as pointers)")
+    inject_full_relevance: float = Field(
+        0.7, ge=0.0, le=1.0, description="a note this relevant (or a little less, with a clear lead) is shown in full"
+    )
     inject_min_relevance: float = Field(
-        0.4, ge=0.0, le=1.0, description="nothing below this relevance is injected or counted as recalled"
+        0.3, ge=0.0, le=1.0, description="nothing below this relevance is shown, not even as a one-line pointer"
+    )
+    inject_full_relevance_keyword: float = Field(
+        0.75, ge=0.0, le=1.0, description="the full floor when no server answers and the hook recalls by keywords alone"
     )
     inject_min_relevance_keyword: float = Field(
-        0.35, ge=0.0, le=1.0, description="the same floor when no server answers and the hook recalls by keywords alone"
+        0.3, ge=0.0, le=1.0, description="the pointer floor when the hook recalls by keywords alone"
     )
     hook_server: bool = Field(True, description="the MCP server answers hooks on a Unix socket beside the database")
+    early_discover: bool = Field(
+        True, description="the launcher answers MCP's server/discover probe before importing the SDK (read by it)"
+    )
     hook_connect_ms: int = Field(
         HOOK_CONNECT_MS,
         ge=0,
@@ -327,6 +342,17 @@ class Settings(BaseSettings):
             self.retention_days_good,
             self.retention_days_high,
             self.auto_retention_factor,
+        )
+
+    def recall_policy(self, semantic: bool = True) -> RecallPolicy:
+        """What the prompt hook shows in full, as pointers or not at all (core.recall)."""
+        full, floor = (
+            (self.inject_full_relevance, self.inject_min_relevance)
+            if semantic
+            else (self.inject_full_relevance_keyword, self.inject_min_relevance_keyword)
+        )
+        return RecallPolicy(
+            full_floor=full, lead_floor=max(full - 0.1, 0.0), pointer_floor=floor, notes=self.inject_top_k
         )
 
     def alignment_rule(self, scale: float = 1.0) -> AlignmentRule:

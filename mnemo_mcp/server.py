@@ -19,6 +19,7 @@ from mcp.server.mcpserver.tools import ToolManager
 
 from . import __version__
 from .errors import MnemoError
+from .probe import INSTRUCTIONS, NAME, TITLE
 
 if TYPE_CHECKING:  # imported by the thread that opens the store, not before `initialize` is answered
     from .config import Settings
@@ -26,15 +27,6 @@ if TYPE_CHECKING:  # imported by the thread that opens the store, not before `in
     from .service import MemoryService
 
 log = logging.getLogger(__name__)
-
-
-INSTRUCTIONS = """\
-mnemo is a long-term memory that learns from outcomes.
-- Before non-trivial work, call memory_read with what you are about to do; keep its read_id.
-- Save durable facts, decisions, fixes and user preferences with memory_write (one idea each).
-- When you KNOW whether a recalled memory helped (tests passed, the user confirmed, or it was
-  wrong), call memory_feedback with the read_id. Do not guess outcomes.
-"""
 
 
 ServiceFactory = Callable[["Settings"], "MemoryService"]
@@ -68,6 +60,12 @@ class AppState:
 
             def run() -> None:
                 self.open()
+                if self.service is None:
+                    from .hooks import channel
+
+                    if channel.EARLY is not None:  # hooks that found the socket early stop waiting
+                        channel.EARLY.attach(lambda _request: "the server cannot open its store")
+                        channel.EARLY.stop(remove_folder=True)  # nothing left beside a file we refuse
                 if self.service is not None:
                     self.warmup = threading.Thread(target=self.service.warm_up, name="mnemo-warmup", daemon=True)
                     self.warmup.start()
@@ -279,15 +277,26 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
             state.close()
 
     server = MCPServer(
-        name="mnemo",
-        title="mnemo memory",
+        name=NAME,
+        title=TITLE,
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         middleware=[_open_after_handshake],
     )
     _defer_tools(server)
+    _no_listen(server)
     return server
+
+
+def _no_listen(server: MCPServer) -> None:
+    """mnemo's tools never change while it runs, so it serves no `subscriptions/listen`: at MCP
+    2026-07-28 the server then advertises no `listChanged`, and Claude Code counts the
+    connection made once `server/discover` is answered (the launcher answers it at once,
+    probe.py) instead of waiting for a listen stream the SDK opens only after its import."""
+    handlers = getattr(getattr(server, "_lowlevel_server", None), "_request_handlers", None)
+    if isinstance(handlers, dict):
+        handlers.pop("subscriptions/listen", None)
 
 
 # Run before the process ends on a signal: the hook socket is removed, so no hook waits on it.
@@ -312,4 +321,8 @@ def _exit_now(signum: int, _frame: Any) -> None:
 def serve(settings: Settings | None = None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _exit_now)
+    from .hooks import channel
+
+    if channel.EARLY is not None:
+        _on_exit.append(channel.EARLY.stop)
     build_server(settings).run()

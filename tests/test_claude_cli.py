@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from claude_cli.driver import ClaudeSandbox, claude_bin, claude_required, missing_reason
-from claude_cli.endpoint import Request, ScriptedEndpoint, bash, tool_use
+from claude_cli.endpoint import Request, ScriptedEndpoint, bash, text, tool_use
 
 pytestmark = pytest.mark.slow
 
@@ -147,3 +147,117 @@ def test_a_session_through_the_real_cli(tmp_path: Path, scope: str) -> None:
     fixes = [m for m in captured if m["memory_type"] == "case" and m["content"].startswith("Fix: editing")]
     assert len(fixes) == 1 and "Fixed: `make test` failing with" in fixes[0]["content"], captured
     assert fixes[0]["valence"] > 0 and fixes[0]["feedback_count"] == 2
+
+
+# --- credit what was acted on: four sessions of one problem -----------------------------------------
+
+STORY_MAKEFILE = """\
+# `make test` passes once shop/webhook.py compares signatures in constant time.
+test:
+\t@if grep -q "hmac.compare_digest" shop/webhook.py; then echo "test_webhook_signature PASSED"; echo "1 passed"; \\
+\telse echo "FAILED tests/test_webhook.py::test_webhook_signature - AssertionError: valid signature rejected"; \\
+\techo "1 failed"; exit 1; fi
+"""
+WEBHOOK_PY = """\
+import hashlib
+import hmac
+
+TOLERANCE_SECONDS = 300
+
+
+def verify(secret: bytes, body: bytes, signature: str) -> bool:
+    expected = hmac.new(secret, body, hashlib.sha256).hexdigest()
+    return expected == signature
+"""
+WRONG_NOTE = (
+    "Webhook signature verification failures come from clock skew between us and the sender: "
+    "raise TOLERANCE_SECONDS in shop/webhook.py to 600."
+)
+NARRATION = "The signature is compared with ==, which fails on the raw body; I'll use hmac.compare_digest instead."
+FIX_EDIT = {
+    "old_string": "    return expected == signature",
+    "new_string": "    return hmac.compare_digest(expected, signature)",
+}
+WRONG_EDIT = {"old_string": "TOLERANCE_SECONDS = 300", "new_string": "TOLERANCE_SECONDS = 600  # allow clock skew"}
+
+
+def _story_project(sb: ClaudeSandbox) -> None:
+    (sb.project / "Makefile").write_text(STORY_MAKEFILE)
+    (sb.project / "shop").mkdir(exist_ok=True)
+    (sb.project / "shop" / "webhook.py").write_text(WEBHOOK_PY)
+
+
+def _edit(sb: ClaudeSandbox, change: dict[str, str], narration: str | None = None):
+    block = tool_use("Edit", file_path=str(sb.project / "shop" / "webhook.py"), **change)
+    return [text(narration), block] if narration else block
+
+
+def test_credit_goes_to_what_was_acted_on_across_four_sessions_of_the_real_cli(tmp_path: Path) -> None:
+    claude = _claude()
+    with ScriptedEndpoint([], record_path=tmp_path / "requests.jsonl") as ep:
+        sb = ClaudeSandbox.create(tmp_path, ep, claude=claude, allowed_tools=("Bash", "Edit", "mcp__mnemo"))
+        _story_project(sb)
+        wrong = json.loads(sb.mnemo("--json", "write", WRONG_NOTE).stdout)["id"]
+        for note in OTHERS:
+            sb.mnemo("write", note)
+
+        def quality(mid: str) -> dict:
+            return sb.mnemo_json("quality", mid)
+
+        def run(prompt: str, *steps, resume: str | None = None):
+            ep.push(*steps)
+            r = sb.prompt(prompt, resume=resume)
+            assert r.ok, r.describe()
+            assert ep.errors == [] and ep.remaining == 0, (ep.errors, ep.remaining)
+            return r
+
+        # Session 1: the fix is found (the check fails first, then passes after the edit) and thanked.
+        s1 = run(
+            "webhook signature verification is broken, valid deliveries get rejected",
+            bash("make test", "Run the tests"),
+            _edit(sb, FIX_EDIT, NARRATION),
+            bash("make test", "Run the tests again"),
+            "Signatures are now compared with hmac.compare_digest over the raw body; make test passes.",
+        )
+        run("thanks, that worked", "Glad it helped.", resume=s1.session_id)
+        fixes = [m for m in sb.mnemo_json("list", "--source", "capture")["items"] if m["content"].startswith("Fix:")]
+        assert len(fixes) == 1 and "hmac.compare_digest" in fixes[0]["content"], fixes
+        fix = fixes[0]["id"]
+        assert "I'll use hmac.compare_digest" in fixes[0]["content"]  # the reason kept, not only the edit
+        assert quality(wrong)["valence"] == 0.0  # shown beside the problem maybe, never acted on
+        learned = quality(fix)["valence"]
+        assert learned > 0
+
+        # Session 2: a new session meets it again; the model checks first, follows the wrong note, fails.
+        (sb.project / "shop" / "webhook.py").write_text(WEBHOOK_PY)
+        s2 = run(
+            "the webhook signature check is failing again after the merge",
+            tool_use("mcp__mnemo__memory_read", query="webhook signature clock skew tolerance", top_k=3),
+            bash("make test", "Run the tests first"),
+            _edit(sb, WRONG_EDIT, "The saved note says it is clock skew, so I'll raise TOLERANCE_SECONDS to 600."),
+            bash("make test", "Run the tests again"),
+            "I raised TOLERANCE_SECONDS to 600 to allow for clock skew.",
+        )
+        run("still failing, same error", "Sorry, that did not fix it.", resume=s2.session_id)
+        assert quality(fix)["valence"] == learned  # not followed: the failing checks did not touch it
+        assert quality(wrong)["valence"] < 0  # followed and failed: it sinks
+
+        # Session 3: the fix is followed; the check passes; the user thanks.
+        (sb.project / "shop" / "webhook.py").write_text(WEBHOOK_PY)
+        s3 = run(
+            "webhook signatures are rejected again",
+            _edit(sb, FIX_EDIT, NARRATION),
+            bash("make test", "Run the tests"),
+            "Compared the signatures with hmac.compare_digest again; make test passes.",
+        )
+        run("thanks, that did it", "Good.", resume=s3.session_id)
+        assert quality(fix)["valence"] > learned
+
+        # Session 4: asked again, the fix comes first, labelled by what happened.
+        run("webhook signature verification is broken again, what did we do last time?", "Let me check.")
+        injected = _injected(ep.main_requests[-1])
+    assert fix[:12] in injected, injected
+    assert wrong[:12] not in injected or injected.index(fix[:12]) < injected.index(wrong[:12]), injected
+    line = next(ln for ln in injected.splitlines() if fix[:12] in ln)
+    assert "(worked before (" in line and "valence" not in line and "working" not in line, line
+    assert sb.hook_log_text() == "", sb.hook_log_text()

@@ -126,7 +126,7 @@ def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, p
         svc.close()
         assert expected.items and expected.items[0].id == ids[WEBHOOK]
         got = injected(hook(env, "UserPromptSubmit", prompt(project, query)))
-        assert got == [it.id[:12] for it in expected.items]
+        assert got and got == [it.id[:12] for it in expected.items][: len(got)]  # the read's order
         # The same prompt without a server (keywords only) would not have found it.
         alone = injected(hook(env, "UserPromptSubmit", prompt(project, query, session="s-2"), MNEMO_HOOK_SERVER="0"))
         assert alone == []
@@ -138,13 +138,23 @@ def test_the_hooks_own_settings_apply_not_the_servers(env, project, server):
     wide = {
         "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
         "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
+        "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0",
         "MNEMO_INJECT_TOKENS": "400",
     }
     three = injected(
         hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **wide, MNEMO_INJECT_TOP_K="3")
     )
-    one = injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **wide))
-    assert len(three) == 3 and one == three[:1]  # the keyword floor 1.0 shows the server answered
+    one = injected(
+        hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", "s-2"), **wide, MNEMO_INJECT_TOP_K="1")
+    )
+    assert one and one == three[:1]  # the keyword floor 1.0 shows the server answered
+    off = hook(
+        env,
+        "UserPromptSubmit",
+        prompt(project, "webhook retries backoff", "s-3"),
+        **{**wide, "MNEMO_INJECT_TOKENS": "0"},
+    )
+    assert injected(off) == []  # the hook's budget, not the server's
 
 
 def test_a_server_still_loading_its_model_leaves_the_event_to_the_hook(env, project, server):
@@ -165,7 +175,11 @@ def test_a_server_loading_its_model_is_waited_for_and_answers_by_meaning(env, pr
     # Claude Code's first prompt comes ~0.6 s after it starts the server, before the model is in.
     server.is_ready, server.is_loading = False, True
     threading.Timer(0.6, lambda: setattr(server, "is_ready", True)).start()
-    only_server = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0"}
+    only_server = {
+        "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+        "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
+        "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0",
+    }
     assert injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), **only_server))
     # A model that never comes (its load failed): the hook does not wait past its bound.
     server.is_ready = False
@@ -187,6 +201,7 @@ def test_a_server_of_another_model_is_not_asked(env, project, server):
         MNEMO_EMBED_MODEL="mnemo-hash-32",
         MNEMO_INJECT_MIN_RELEVANCE="0.0",
         MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="1.0",
+        MNEMO_INJECT_FULL_RELEVANCE_KEYWORD="1.0",
     )
     assert injected(out) == []  # the server refused; the hook, alone, found nothing above 1.0
 
@@ -354,7 +369,11 @@ def test_several_servers_on_one_file_answer_hooks_and_leave_no_socket_behind(env
     servers = [start_server(env, project) for _ in range(2)]
     try:
         wait_for(lambda: os.path.isdir(folder) and len(os.listdir(folder)) == 2)
-        only_server = {"MNEMO_INJECT_MIN_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0"}
+        only_server = {
+            "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+            "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
+            "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0",
+        }
         wait_for(
             lambda: injected(hook(env, "UserPromptSubmit", prompt(project, "webhook retries"), **only_server)) != []
         )

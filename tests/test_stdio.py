@@ -99,3 +99,60 @@ async def test_handshake_and_model_free_tools_do_not_wait_for_the_model(settings
             assert w.structured_content["created"] is True
     finally:
         embedder.release.set()
+
+
+PROBE = {
+    "jsonrpc": "2.0",
+    "id": "server-discover-probe-1",
+    "method": "server/discover",
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+            "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}},
+        }
+    },
+}
+
+
+def _first_answer(tmp_path, early: str) -> dict:
+    import json
+    import subprocess
+
+    command, args = _command()
+    env = {
+        "MNEMO_DB": str(tmp_path / "probe.db"),
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", ""),
+        "MNEMO_EARLY_DISCOVER": early,
+    }
+    proc = subprocess.Popen(
+        [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    try:
+        proc.stdin.write(json.dumps(PROBE).encode() + b"\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.slow
+def test_the_discover_probe_is_answered_before_the_sdk_loads_exactly_as_the_sdk_answers_it(tmp_path):
+    # Claude Code gives a stdio server 3 s to answer `server/discover` before it falls back to
+    # `initialize`; the launcher answers it itself, and must say what the SDK would say.
+    early, sdk = _first_answer(tmp_path, "1"), _first_answer(tmp_path, "0")
+    assert early == sdk and early["id"] == PROBE["id"]
+    assert early["result"]["supportedVersions"] == ["2026-07-28"]
+
+
+@pytest.mark.slow
+async def test_after_the_early_probe_a_modern_client_lists_and_calls_the_tools(tmp_path):
+    command, args = _command()
+    env = {"MNEMO_DB": str(tmp_path / "modern.db"), "HOME": str(tmp_path), "MNEMO_EMBED_MODEL": "mnemo-hash-64"}
+    async with Client(StdioServerParameters(command=command, args=args, env=env), mode="auto") as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert {"memory_read", "memory_write", "memory_feedback"} <= names
+        w = await c.call_tool("memory_write", {"content": "Webhook signatures expire after five minutes."})
+        assert not w.is_error, w.content

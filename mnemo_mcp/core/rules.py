@@ -175,6 +175,15 @@ def link_update(value: float, count: int, outcome: float, floor_rate: float) -> 
     return delta_rule(value, outcome, rate)
 
 
+def faded(value: float, days: float, half_life_days: float) -> float:
+    """A query->memory link as time tells on it: half its value per `half_life_days` since it was
+    last taught (0: never fades). What a question was taught once, long ago, weighs less than what
+    it was taught lately; teaching it again restores it."""
+    if half_life_days <= 0 or days <= 0:
+        return value
+    return value * 0.5 ** (days / half_life_days)
+
+
 def concept_weight(total_docs: int, docs_with_concept: int) -> float:
     """Specificity of a query concept: a smoothed IDF, positive even for very common words (the
     BM25 IDF drops to ~0 above half the documents, which in a small store is most words)."""

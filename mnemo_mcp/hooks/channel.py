@@ -220,6 +220,19 @@ def ask(
     return None
 
 
+EARLY: Listener | None = None  # the one the launcher started before the server was up
+
+
+def listen_early(db: str | os.PathLike[str]) -> Listener | None:
+    """Start listening for hooks now, before the server can handle them (see Listener)."""
+    global EARLY
+    listener = Listener(db, None)
+    if listener.start():
+        EARLY = listener
+        return listener
+    return None
+
+
 def _drop_stale(path: str) -> None:
     """Nobody listens on this socket: its server is gone (killed, crashed)."""
     with contextlib.suppress(OSError):
@@ -231,20 +244,52 @@ def _drop_stale(path: str) -> None:
 
 class Listener:
     """One server process's socket, answering hook events with `prepare`, which returns the
-    reason it cannot take a request (a string) or the function that handles it."""
+    reason it cannot take a request (a string) or the function that handles it.
 
-    def __init__(self, db: str | os.PathLike[str], prepare: Prepare):
+    A listener may start before it knows how to handle anything (`prepare` None: the launcher
+    starts it before the MCP SDK is even imported, so that the first prompt of a session finds
+    its server): a prompt then waits, within the hook's own bound, until `attach` gives it the
+    handler; any other event is left to the hook at once (it needs no model)."""
+
+    def __init__(self, db: str | os.PathLike[str], prepare: Prepare | None):
         import threading
 
+        self.db = os.path.realpath(os.fspath(db))
         self.folder = socket_dir(db)
         self.path = os.path.join(self.folder, f"{os.getpid()}.sock")
         self._prepare = prepare
+        self._attached = threading.Event()
+        if prepare is not None:
+            self._attached.set()
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
+    def attach(self, prepare: Prepare) -> None:
+        """How to handle events from now on (the server is up)."""
+        self._prepare = prepare
+        self._attached.set()
+
+    def _prepared(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str | Later:
+        if self._attached.is_set():
+            return self._prepare(request)
+        if request.get("event") != "UserPromptSubmit":
+            return "the server is still starting"
+        wait = request.get("wait_ms")
+        bound = max(int(wait), 0) / 1000 if isinstance(wait, int) else 0.0
+
+        def later() -> Callable[[], dict[str, Any]] | str:
+            if not self._attached.wait(bound):
+                return "the server did not start in time"
+            found = self._prepare(request)
+            return found.resolve() if isinstance(found, Later) else found
+
+        return Later(later)
+
     def start(self) -> bool:
-        """Listen; False (logged) when the directory is not private or binding fails."""
+        """Listen (once); False (logged) when the directory is not private or binding fails."""
+        if self._sock is not None:
+            return True
         try:
             if not _private(self.folder, create=True):
                 _log(
@@ -277,10 +322,14 @@ class Listener:
         self._thread.start()
         return True
 
-    def stop(self) -> None:
+    def stop(self, remove_folder: bool = False) -> None:
+        """Stop listening, the socket removed (`remove_folder`: its folder too, when empty)."""
         self._stop.set()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
+        if remove_folder:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.folder)
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.close()
@@ -324,7 +373,7 @@ class Listener:
                 lines.send({"ready": False, "why": f"protocol {request.get('v')!r}, this server speaks {PROTOCOL}"})
                 return
             try:
-                handler = self._prepare(request)
+                handler = self._prepared(request)
                 if isinstance(handler, Later):
                     lines.send({"wait": True})
                     handler = handler.resolve()

@@ -42,6 +42,12 @@ class HookHost:
         self._db = os.path.realpath(settings.db)
 
     def listener(self) -> channel.Listener:
+        """The socket hooks find this server by: the one the launcher opened early, now given
+        this host's handler, or a new one."""
+        early = channel.EARLY
+        if early is not None and early.db == self._db:
+            early.attach(self.prepare)
+            return early
         return channel.Listener(self.settings.db, self.prepare)
 
     def prepare(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str | channel.Later:
@@ -50,6 +56,8 @@ class HookHost:
         event, payload, env = (request.get(k) for k in ("event", "payload", "env"))
         if event not in events.EVENTS or not isinstance(payload, dict) or not isinstance(env, dict):
             return "malformed request"
+        if not self._ready() and event != "UserPromptSubmit":
+            return self._handler(request, semantic=False)  # only a prompt's recall needs the model
         if not self._ready():
             wait = request.get("wait_ms")
             if not self._loading() or not isinstance(wait, int) or wait <= 0:
@@ -65,7 +73,7 @@ class HookHost:
             time.sleep(0.02)
         return self._handler(request)
 
-    def _handler(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str:
+    def _handler(self, request: dict[str, Any], semantic: bool = True) -> Callable[[], dict[str, Any]] | str:
         event, payload, env, cwd = (request.get(k) for k in ("event", "payload", "env", "cwd"))
         try:
             settings = Settings.from_env({str(k): str(v) for k, v in env.items()})
@@ -80,7 +88,7 @@ class HookHost:
 
         def handle() -> dict[str, Any]:
             with lock:  # one event at a time per connection: apsw is not for two threads at once
-                return {"ok": True, "output": handlers.run(event, payload, settings, svc, semantic=True)}
+                return {"ok": True, "output": handlers.run(event, payload, settings, svc, semantic=semantic)}
 
         return handle
 

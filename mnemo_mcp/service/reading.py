@@ -30,6 +30,14 @@ NOT_RECORDED = (
 log = logging.getLogger("mnemo_mcp.reading")
 
 
+def _days_since(now: datetime, stamp: str | None) -> float:
+    try:
+        then = datetime.fromisoformat(stamp) if stamp else None
+    except ValueError:
+        return 0.0
+    return max((now - then).total_seconds() / 86400.0, 0.0) if then else 0.0
+
+
 @dataclass
 class Candidate:
     rowid: int
@@ -83,6 +91,7 @@ class Reading(Part):
             include_archived,
             expand,
             exclude_quarantined=exclude_quarantined,
+            now=now,
         )
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
@@ -253,6 +262,7 @@ class Reading(Part):
         expand: bool = False,
         *,
         exclude_quarantined: bool = False,
+        now: datetime | None = None,
     ) -> tuple[list[tuple[int, float, float, str | None]], list[str]]:
         """Every candidate as (rowid, relevance, score, the linked concept it was reached through
         or None), best first, and the concepts the query was expanded with."""
@@ -267,7 +277,7 @@ class Reading(Part):
                     (b, w) for _, b, w in self.store.strongest_links(q_concepts, s.expand_concepts, s.expand_min_weight)
                 ]
             cands, idf_total, rows = self._candidates(query, vector, pool, tags, domains, archived, expanded)
-            cue_map = self.store.cue_values([r[0] for r in rows.values()], q_concepts) if s.boost_enabled else {}
+            cue_map = self._cues([r[0] for r in rows.values()], q_concepts, now) if s.boost_enabled else {}
             concept_weights = self._concept_weights(q_concepts) if cue_map else {}
         out = []
         for rowid, c in cands.items():
@@ -299,6 +309,15 @@ class Reading(Part):
             out.append((rowid, rel, score, via, created_at, mid))
         out.sort(key=lambda t: (-t[2], -t[1], t[4], t[5]))
         return [t[:4] for t in out], [c for c, _ in expanded]
+
+    def _cues(self, memory_ids: list[str], concepts: list[str], now: datetime | None) -> dict[str, dict[str, float]]:
+        """The query->memory links of these memories for the query's concepts, faded by the time
+        since each was last taught (MNEMO_CUE_HALF_LIFE_DAYS)."""
+        now, half_life = now or self.clock(), self.settings.cue_half_life_days
+        out: dict[str, dict[str, float]] = {}
+        for mid, links in self.store.cue_values(memory_ids, concepts).items():
+            out[mid] = {c: rules.faded(v, _days_since(now, at), half_life) for c, (v, at) in links.items()}
+        return out
 
     def _concept_weights(self, concepts: list[str]) -> dict[str, float]:
         """Each concept's specificity: the IDF of its rarest token in the full-text index."""

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core import attribution, cases, lifecycle, reactions
+from ..core.text import extract_concepts
 from ..errors import InvalidInput, MnemoError
 from ..models import SessionCredit, SessionPrompt
 from .attribution import CANDIDATES, Attribution
@@ -51,6 +52,8 @@ from .session_log import (
 # SessionStart sources whose context no longer holds an earlier digest.
 FRESH_CONTEXT = ("startup", "clear", "compact")
 ASK_CHARS = 1000
+ASK_CONCEPTS = 8  # of the user's ask taught to what an outcome credits
+MAX_CONCEPTS = 16
 Action = tuple[str, str, dict[str, Any]]  # (tool_use id, tool name, its input)
 
 
@@ -464,13 +467,18 @@ class Sessions(Part):
         for m, e in first.items():
             groups.setdefault(e["seq"], []).append(m)
         by_seq = {e["seq"]: e for e in first.values()}
+        # The problem in the user's words is taught too: a memory the model found with its own
+        # query and followed is found next time from the words the user asked in.
+        turns = [e for e in u.events if e["kind"] == TURN]
+        asked = extract_concepts(turns[-1]["detail"].get("ask") or "")[:ASK_CONCEPTS] if turns else []
         credited: list[str] = []
         for seq, ids in groups.items():
             e = by_seq[seq]
+            concepts = list(dict.fromkeys([*(e["detail"].get("query_concepts") or []), *asked]))[:MAX_CONCEPTS]
             how = dict(
                 credits={m: shares[m] for m in ids},
                 outcome=outcome,
-                query_concepts=e["detail"].get("query_concepts") or None,
+                query_concepts=concepts or None,
                 source=f"hook:{source}",
                 now=now,
             )

@@ -238,8 +238,9 @@ class MemoryStore(Protocol):
         """Set (memory id, concept, value, count, updated_at) links, inserting or replacing."""
         ...
 
-    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, dict[str, float]]:
-        """{memory id: {concept: link value}} for the given memories and query concepts."""
+    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, dict[str, tuple[float, str]]]:
+        """{memory id: {concept: (link value, when it was last taught)}} for the given memories and
+        query concepts."""
         ...
 
     def cues(self) -> list[dict[str, Any]]: ...

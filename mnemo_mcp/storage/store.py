@@ -228,18 +228,19 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     # --- learning state ------------------------------------------------------------------
 
-    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, dict[str, float]]:
-        """{memory id: {concept: link value}} for the given memories and query concepts."""
+    def cue_values(self, memory_ids: list[str], concepts: list[str]) -> dict[str, dict[str, tuple[float, str]]]:
+        """{memory id: {concept: (link value, when it was last taught)}} for the given memories and
+        query concepts."""
         if not memory_ids or not concepts:
             return {}
-        out: dict[str, dict[str, float]] = {}
+        out: dict[str, dict[str, tuple[float, str]]] = {}
         rows = self.conn.execute(
-            "SELECT memory_id, concept, value FROM cues WHERE memory_id IN (SELECT value FROM json_each(?)) "
-            "AND concept IN (SELECT value FROM json_each(?))",
+            "SELECT memory_id, concept, value, updated_at FROM cues "
+            "WHERE memory_id IN (SELECT value FROM json_each(?)) AND concept IN (SELECT value FROM json_each(?))",
             (json_list(memory_ids), json_list(concepts)),
         )
-        for mid, concept, value in rows:
-            out.setdefault(mid, {})[concept] = value
+        for mid, concept, value, updated_at in rows:
+            out.setdefault(mid, {})[concept] = (value, updated_at)
         return out
 
     def cues_between(self, memory_ids: list[str], concepts: list[str]) -> dict[tuple[str, str], tuple[float, int]]:

@@ -1,0 +1,76 @@
+"""What the prompt hook puts in front of the model: a memory in full, a one-line pointer, or
+nothing. Pure rules over a read's ranked candidates.
+
+- In full: the best candidate when it is clearly the one (relevance or learned score at the
+  confident floor, or a little under it with a clear lead over the next candidate). A memory in
+  full is shown whole or not at all: a case cut before its fix helps nobody.
+- As a pointer: the next plausible candidates (at the pointer floor and close to the best), as
+  one line of about twenty tokens (its id, what happened when it was used, a gist) that tells the
+  model the note exists and invites `memory_read`. Below that, nothing.
+- A memory that was tried and failed is never shown first in full: it becomes a pointer, marked
+  as such, after the others; what worked for the same problem leads.
+
+The floors are chosen on the tune part of `benchmarks/data/natural_prompts` (python -m
+benchmarks.natural_prompts); the hook's own keyword fallback, whose relevance is BM25 alone, has
+floors of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GIST_CHARS = 80
+
+
+@dataclass(frozen=True)
+class RecallPolicy:
+    full_floor: float = 0.6  # this relevant (or scored): shown in full
+    lead_floor: float = 0.5  # this relevant with a clear lead over the next: in full too (full - 0.1)
+    lead: float = 0.15  # the lead (score over the second candidate's) that makes it clear
+    pointer_floor: float = 0.25  # plausible: a pointer
+    pointer_ratio: float = 0.8  # ... and within this share of the best candidate
+    notes: int = 3  # notes shown at most, in full and as pointers
+
+
+@dataclass(frozen=True)
+class Candidate:
+    relevance: float
+    score: float
+    failed: bool = False  # tried and failed (its valence is negative and its tally says so)
+
+    @property
+    def strength(self) -> float:
+        """What the floors compare: relevance, or the learned score when it says more (a
+        memory the same kind of question was taught on)."""
+        return max(self.relevance, self.score)
+
+
+def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], list[int]]:
+    """-> (indexes shown in full, indexes shown as pointers), in the order to show them."""
+    if not candidates:
+        return [], []
+    best = candidates[0].strength
+    full: list[int] = []
+    for i, c in enumerate(candidates):
+        if c.failed:
+            continue  # never in full, never first
+        runner_up = max((o.score for j, o in enumerate(candidates) if j != i), default=0.0)
+        if c.strength >= policy.full_floor or (c.strength >= policy.lead_floor and c.score - runner_up >= policy.lead):
+            full.append(i)
+        break  # only the best non-failed candidate may be shown in full
+    pointers = [
+        i
+        for i, c in enumerate(candidates)
+        if i not in full and c.strength >= policy.pointer_floor and c.strength >= policy.pointer_ratio * best
+    ]
+    pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
+    return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]
+
+
+def gist(content: str, limit: int = GIST_CHARS) -> str:
+    """The start of a memory in a few words, cut at a word (a case leads with its fix)."""
+    text = " ".join((content or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return (cut if len(cut) > limit // 2 else text[:limit]).rstrip(",;:") + "…"
