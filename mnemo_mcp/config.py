@@ -352,7 +352,11 @@ class Settings(BaseSettings):
             else (self.inject_full_relevance_keyword, self.inject_min_relevance_keyword)
         )
         return RecallPolicy(
-            full_floor=full, lead_floor=max(full - 0.1, 0.0), pointer_floor=floor, notes=self.inject_top_k
+            full_floor=full,
+            lead_floor=max(full - 0.1, 0.0),
+            worked_floor=min(floor + 0.05, full),
+            pointer_floor=floor,
+            notes=self.inject_top_k,
         )
 
     def alignment_rule(self, scale: float = 1.0) -> AlignmentRule:

@@ -91,12 +91,13 @@ def memory_write(
     ] = None,
     allow_duplicate: Annotated[bool, Field(description="Store even if a near-duplicate exists.")] = False,
 ) -> WriteResult:
-    """Remember something for later sessions: save one durable piece of knowledge to long-term memory
-    (a fix that worked, a decision, a project convention, a lesson learned, a user preference, a
-    gotcha). Write it self-contained (it will be read without this conversation). Writing the
-    same content again is safe: it returns the same id with created=false and merges the tags; a
-    near-duplicate is not stored and comes back as duplicate_of. To correct a wrong memory,
-    write the right one with supersedes=[its id]. Do not store secrets."""
+    """Remember something for later sessions: save one durable piece of knowledge to long-term memory,
+    so you remember it next time (a fix that worked, a decision, a project convention, a lesson
+    learned, a user preference, a gotcha). Write it self-contained (it will be read without this
+    conversation). Writing the same content again is safe: it returns the same id with
+    created=false and merges the tags; a near-duplicate is not stored and comes back as
+    duplicate_of. To correct a wrong memory, write the right one with supersedes=[its id]. Do not
+    store secrets."""
     with tool_errors():
         svc = service_of(ctx)
         result = svc.write(
@@ -131,9 +132,10 @@ def memory_read(
         Field(description="Also follow learned links between concepts to related memories (default: server setting)."),
     ] = None,
 ) -> ReadResult:
-    """Recall from long-term memory what earlier sessions learned: past fixes, decisions, project
-    conventions, lessons and user preferences, found by meaning and by keywords and ranked by
-    what helped before. Call it before non-trivial work and when an error looks familiar. Keep
+    """Recall from long-term memory what earlier sessions learned: past fixes, what worked and what
+    failed, decisions, project conventions, lessons and user preferences, found by meaning and by
+    keywords and ranked by what helped before. Call it to recall before non-trivial work and when
+    an error looks familiar. Keep
     the returned read_id: pass it to memory_feedback once you know whether the memories helped."""
     with tool_errors():
         return service_of(ctx).read(

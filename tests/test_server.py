@@ -297,3 +297,18 @@ async def test_a_store_that_cannot_open_turns_every_tool_into_a_clear_error(tmp_
     async with Client(server, mode="legacy") as c:
         text = await error_text(c, "memory_stats", {})
     assert "directory" in text and "MNEMO_DB" in text
+
+
+def test_the_everyday_tools_carry_the_words_claude_codes_tool_search_matches():
+    # Measured with Claude Code 2.1.332: ToolSearch matches a query's words against deferred
+    # tools' descriptions, whole words only ("remembering" does not find "remember", titles are
+    # not searched). memory_read, memory_write and memory_feedback are loaded up front, but a CLI
+    # that defers them must still find them by the words a model searches with.
+    import re
+
+    from mnemo_mcp import tools
+
+    text = {t.name: t.description.lower() for t in tools.TOOLS}
+    assert re.search(r"\bremember\b", text["memory_write"])
+    for phrase in ("recall", "past fixes", "lessons", "what worked"):
+        assert re.search(rf"\b{phrase}\b", text["memory_read"]), phrase

@@ -2,7 +2,8 @@
 nothing. Pure rules over a read's ranked candidates.
 
 - In full: the best candidate when it is clearly the one (relevance or learned score at the
-  confident floor, or a little under it with a clear lead over the next candidate). A memory in
+  confident floor, or a little under it with a clear lead over the next candidate), or when it
+  is plausible and worked the times it was used (the learned signal vouches for it). A memory in
   full is shown whole or not at all: a case cut before its fix helps nobody.
 - As a pointer: the next plausible candidates (at the pointer floor and close to the best), as
   one line of about twenty tokens (its id, what happened when it was used, a gist) that tells the
@@ -27,6 +28,7 @@ class RecallPolicy:
     full_floor: float = 0.6  # this relevant (or scored): shown in full
     lead_floor: float = 0.5  # this relevant with a clear lead over the next: in full too (full - 0.1)
     lead: float = 0.15  # the lead (score over the second candidate's) that makes it clear
+    worked_floor: float = 0.45  # the best candidate, which worked when it was used before: in full
     pointer_floor: float = 0.25  # plausible: a pointer
     pointer_ratio: float = 0.8  # ... and within this share of the best candidate
     notes: int = 3  # notes shown at most, in full and as pointers
@@ -37,6 +39,7 @@ class Candidate:
     relevance: float
     score: float
     failed: bool = False  # tried and failed (its valence is negative and its tally says so)
+    worked: bool = False  # it worked when it was used (its valence is positive and its tally says so)
 
     @property
     def strength(self) -> float:
@@ -55,7 +58,10 @@ def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], 
         if c.failed:
             continue  # never in full, never first
         runner_up = max((o.score for j, o in enumerate(candidates) if j != i), default=0.0)
-        if c.strength >= policy.full_floor or (c.strength >= policy.lead_floor and c.score - runner_up >= policy.lead):
+        confident = c.strength >= policy.full_floor or (
+            c.strength >= policy.lead_floor and c.score - runner_up >= policy.lead
+        )
+        if confident or (c.worked and c.strength >= policy.worked_floor):
             full.append(i)
         break  # only the best non-failed candidate may be shown in full
     pointers = [

@@ -79,8 +79,12 @@ def prompt_context(r: Any, settings: Settings, semantic: bool) -> tuple[str | No
 
 
 def _candidate(it: Any) -> recall.Candidate:
+    label = it.outcome or ""
     return recall.Candidate(
-        relevance=it.relevance, score=it.score, failed=it.valence < -0.05 and (it.outcome or "").find("failed") >= 0
+        relevance=it.relevance,
+        score=it.score,
+        failed=it.valence < -0.05 and "failed" in label,
+        worked=it.valence > 0.05 and "worked" in label,
     )
 
 

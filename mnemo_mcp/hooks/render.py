@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
+from collections.abc import Iterator
 
 from ..core import injection, recall
 from ..core.secrets import masked
@@ -24,16 +25,19 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def _line(mid: str, label: str, content: str, kind: str) -> str | None:
-    flat = " ".join(injection.clean(masked(content)).split())
+def _lines_of(mid: str, label: str, content: str, kind: str) -> Iterator[str]:
+    """The ways to show a note, best first: whole; for a note of several lines (a case: its fix,
+    then the error it was for, then the question) its leading lines, each whole; as a pointer."""
+    head = f"- [{mid[:12]}] ({injection.clean(label)}) "
+    clean = injection.clean(masked(content))
     if kind == FULL:
-        if len(flat) > ITEM_CHARS:
-            return None
-        text = flat
-    else:
-        text = recall.gist(flat)
-        text = text if text.endswith("…") else text + " …"
-    return f"- [{mid[:12]}] ({injection.clean(label)}) {text}"
+        parts = [" ".join(p.split()) for p in clean.splitlines() if p.strip()]
+        for n in range(len(parts), 0, -1):
+            text = " ".join(parts[:n])
+            if len(text) <= ITEM_CHARS:
+                yield head + text
+    text = recall.gist(" ".join(clean.split()))
+    yield head + (text if text.endswith("…") else text + " …")
 
 
 def digest(
@@ -41,8 +45,9 @@ def digest(
 ) -> tuple[str | None, list[tuple[str, str]]]:
     """`header`, the guard line, and one line per entry inside a fence marked with a nonce made
     for this injection, while the budget lasts -> (the text or None when nothing fits, the
-    (id, FULL or POINTER) of each note shown). A note shown in full is whole or, when it does not
-    fit (`overflow`), shown as a pointer or left out: never cut mid-sentence. No stored text can
+    (id, FULL or POINTER) of each note shown). A note shown in full is whole, or its leading lines
+    whole (a case's fix before the error it was for), or, when not even that fits (`overflow`),
+    shown as a pointer or left out: never cut mid-sentence. No stored text can
     close the fence: it cannot know the nonce, fence-like markers and invisible characters are
     taken out of it, and each note is one line. A note that reads as instructions is left out here
     too (memories older than the quarantine are judged now)."""
@@ -55,11 +60,13 @@ def digest(
     for mid, label, content, kind in entries:
         if injection.assess(content).flagged:
             continue
-        for attempt in (kind, POINTER) if kind == FULL and overflow == POINTER else (kind,):
-            line = _line(mid, label, content, attempt)
-            if line is not None and used + tokens(line) + 1 <= budget:
+        for line in _lines_of(mid, label, content, kind):
+            pointer = line.endswith("…")
+            if pointer and kind == FULL and overflow != POINTER:
+                break  # shown whole or not at all
+            if used + tokens(line) + 1 <= budget:
                 lines.append(line)
-                shown.append((mid, attempt))
+                shown.append((mid, POINTER if pointer else kind))
                 used += tokens(line) + 1
                 break
     if not lines:
