@@ -97,6 +97,9 @@ CHECK_FILTERS: tuple[str, ...] = tuple(
 HOOK_GROUPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("SessionStart", None, ()),
     ("UserPromptSubmit", None, ()),
+    # Every Bash command, unfiltered: the CLI's `if` filters miss `bash -c '...'`, `env`, absolute
+    # paths. The guard needs no database and ends in milliseconds.
+    ("PreToolUse", "Bash", ()),
     ("PostToolUse", "Bash", CHECK_FILTERS),
     ("PostToolUse", f"mcp__{SERVER_NAME}__memory_read", ()),
     ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", ()),

@@ -352,6 +352,20 @@ def _import(svc, args: argparse.Namespace) -> None:
 
 
 # The commands that run against an open MemoryService; main() dispatches the others itself.
+def _release(svc: Any, a: argparse.Namespace) -> None:
+    """Release only with a person's yes, typed at a terminal outside any agent (consent.py)."""
+    from . import consent
+
+    pending = svc.quarantined(a.memory_id)
+    if pending.reason is None:
+        _print(svc.release(pending.id, by="cli"), a.json, _human_kv)  # not quarantined: says so
+        return
+    how = consent.confirm_release(
+        pending.id, pending.reason, pending.content_preview, stdin=sys.stdin, stdout=sys.stderr
+    )
+    _print(svc.release(pending.id, by="cli", how=how), a.json, _human_kv)
+
+
 _COMMANDS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "write": _write,
     "read": _read,
@@ -364,7 +378,7 @@ _COMMANDS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "quality": lambda svc, a: _print(svc.quality(a.memory_id), a.json, _human_kv),
     "stats": lambda svc, a: _print(svc.stats(), a.json, _human_kv),
     "list": _list,
-    "release": lambda svc, a: _print(svc.release(a.memory_id, by="cli"), a.json, _human_kv),
+    "release": lambda svc, a: _release(svc, a),
     "delete": lambda svc, a: _print(svc.delete(a.memory_id), a.json, _human_kv),
     "export": _export,
     "import": _import,
@@ -455,7 +469,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return recovery(args, _settings(args))
         if args.command == "dashboard":
+            from .consent import refuse_in_agent_shell
             from .web import serve as dashboard
+
+            refuse_in_agent_shell("`mnemo-mcp dashboard`")  # its page releases notes
 
             return dashboard(_settings(args), port=args.port, open_browser=not args.no_browser)
         if args.command in (None, "serve"):

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
         "refuse", description="refuse (default), redact (mask it), allow"
     )
 
+    # Trust: hosts a team installs from or posts to, beside the tools' documented ones (core.hosts).
+    # A note that pipes a script from, installs from or sends a secret to any other host is
+    # quarantined (JSON list, e.g. ["artifacts.acme.io", "git.acme.com"]; subdomains included).
+    trusted_hosts: list[str] = Field(default_factory=list, description="the team's own hosts (JSON list)")
+
     # Embedding
     embed_model: str = DEFAULT_MODEL
     model_cache_dir: Path = Field(default_factory=lambda: Path(cache_dir(), "models"))

@@ -451,7 +451,10 @@ def test_weird_valid_text_is_stored_and_read_back_exactly(harness, data):
     )
     item = next((it for it in read["items"] if it["id"] == mid), None)
     assert item is not None, f"memory {mid} not found by its own content in domain {row['domain']!r}"
-    assert item["content"] == normalize_content(content)
+    if item.get("quarantined"):  # hidden or reversed text reads as an attack: stored exactly, shown withheld
+        assert item["content"].startswith("[text withheld") and row["quarantine"] is not None
+    else:
+        assert item["content"] == normalize_content(content)
     assert item["domain"] == row["domain"] and set(want_tags) <= set(item["tags"])
     q = h.accepted("get_memory_quality", {"memory_id": mid[:16]})
     assert q["id"] == mid
@@ -483,11 +486,14 @@ def test_search_syntax_sql_emoji_and_rtl_are_stored_and_found_as_plain_text(harn
             {"query": f"{text} {text}", "domain": domain},
             {"query": text, "top_k": 50, "include_archived": True, "expand_associations": True},
         ):
-            r = h.accepted("memory_read", args)
+            # A bidi override hides text, so such a note is quarantined: its text comes back fenced.
+            r = h.accepted("memory_read", {**args, "include_quarantined": True})
             item = next((it for it in r["items"] if it["id"] == w["id"]), None)
             if "domain" in args:
                 assert item is not None, (text, args)
-            if item is not None:
+            if item is not None and item.get("quarantined"):
+                assert "\u202e" in text and "QUARANTINED NOTE" in item["content"] and "evil" in item["content"]
+            elif item is not None:
                 assert item["content"] == normalize_content(text) and item["tags"] == [text.strip()], (text, item)
 
 

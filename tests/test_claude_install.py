@@ -32,6 +32,9 @@ EXPECTED_HOOKS = {
         "UserPromptSubmit": [
             {"hooks": [{"type": "command", "command": f"{EXE} hook UserPromptSubmit", "timeout": 10}]}
         ],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{EXE} hook PreToolUse", "timeout": 10}]}
+        ],
         "PostToolUse": [
             {
                 "matcher": "Bash",
@@ -104,6 +107,7 @@ def test_fresh_user_install_writes_exactly_the_server_entry_and_hooks(home, proj
         "added mcpServers.mnemo",
         "added hook SessionStart",
         "added hook UserPromptSubmit",
+        "added hook PreToolUse",
         "added hook PostToolUse",
         "added hook PostToolUseFailure",
         "added hook Stop",

@@ -18,166 +18,14 @@ own marker neutralized, so no memory can close or forge it.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
-import unicodedata
+from collections.abc import Iterable
 from typing import NamedTuple
 
-# --- normalization ------------------------------------------------------------------------------
+from . import hosts, intent
+from .disguise import INVISIBLE, findings, views
 
-_INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
-)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# Letters that look Latin (Cyrillic, Greek): attackers spell "systеm" with a Cyrillic е.
-_CONFUSABLE = str.maketrans(
-    {
-        "а": "a",
-        "е": "e",
-        "о": "o",
-        "р": "p",
-        "с": "c",
-        "у": "y",
-        "х": "x",
-        "і": "i",
-        "ј": "j",
-        "ѕ": "s",
-        "ԁ": "d",
-        "ɡ": "g",
-        "һ": "h",
-        "ӏ": "l",
-        "т": "t",
-        "м": "m",
-        "н": "h",
-        "в": "b",
-        "к": "k",
-        "ո": "n",
-        "А": "A",
-        "В": "B",
-        "Е": "E",
-        "К": "K",
-        "М": "M",
-        "Н": "H",
-        "О": "O",
-        "Р": "P",
-        "С": "C",
-        "Т": "T",
-        "Х": "X",
-        "У": "Y",
-        "І": "I",
-        "α": "a",
-        "ο": "o",
-        "ε": "e",
-        "ι": "i",
-        "ν": "v",
-        "ρ": "p",
-        "τ": "t",
-        "Α": "A",
-        "Β": "B",
-        "Ε": "E",
-        "Ι": "I",
-        "Κ": "K",
-        "Μ": "M",
-        "Ν": "N",
-        "Ο": "O",
-        "Ρ": "P",
-        "Τ": "T",
-    }
-)
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
-_SPACED = re.compile(r"\b(?:\w[ .\-_*]){3,}\w\b")
-
-
-def _decodings(text: str) -> list[str]:
-    """Readable text hidden in base64 or hex runs of `text`."""
-    out = []
-    for run in re.findall(r"[A-Za-z0-9+/]{24,}={0,2}", text):
-        try:
-            raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        decoded = raw.decode("utf-8", "ignore")
-        if decoded and sum(ch.isprintable() for ch in decoded) / len(decoded) > 0.9:
-            out.append(decoded)
-    for run in re.findall(r"\b(?:[0-9a-fA-F]{2}[\s:]?){16,}", text):
-        try:
-            decoded = bytes.fromhex(re.sub(r"[\s:]", "", run)).decode("utf-8", "ignore")
-        except ValueError:
-            continue
-        if decoded and sum(ch.isprintable() for ch in decoded) / len(decoded) > 0.9:
-            out.append(decoded)
-    return out
-
-
-def _rot13(text: str) -> str:
-    return text.translate(
-        str.maketrans(
-            "ABCDEFGHIJKLMabcdefghijklmNOPQRSTUVWXYZnopqrstuvwxyz",
-            "NOPQRSTUVWXYZnopqrstuvwxyzABCDEFGHIJKLMabcdefghijklm",
-        )
-    )
-
-
-_MIXED_WORD = re.compile(r"\w+")
-_LATIN = re.compile(r"[A-Za-z]")
-_LOOKALIKE = re.compile("[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0561-\u0587]")
-
-
-def _unmix(word: re.Match[str]) -> str:
-    """A word spelled with Latin and look-alike letters, in Latin ("systеm"); others as they are."""
-    w = word.group(0)
-    return w.translate(_CONFUSABLE) if _LATIN.search(w) and _LOOKALIKE.search(w) else w
-
-
-def _strip_marks(text: str) -> str:
-    """Combining marks off Latin letters (I̷g̷n̷o̷r̷e̷), scripts that need them (kana, Hangul) kept."""
-    out = []
-    for ch in unicodedata.normalize("NFD", text):
-        if unicodedata.combining(ch) and out and out[-1].isascii():
-            continue
-        out.append(ch)
-    return unicodedata.normalize("NFC", "".join(out))
-
-
-def views(text: str) -> list[str]:
-    """The text as an attacker may have disguised it, undone several ways, lowercased."""
-    base = _strip_marks(unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)))
-    base = _MIXED_WORD.sub(_unmix, base)
-    out = [base.lower()]
-    tags = "".join(chr(ord(ch) - 0xE0000) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
-    if tags:  # ASCII hidden in Unicode tag characters, invisible on screen
-        out.append(tags.lower())
-    tokens = base.split()
-    if tokens and sum(len(t) == 1 for t in tokens) / len(tokens) > 0.5:  # "I g n o r e  p r e v i o u s"
-        out.append(re.sub(r" {2,}", " ", re.sub(r"(?<! ) (?! )", "", base)).lower())
-    joined = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), base)
-    if joined != base:
-        out.append(joined.lower())
-    if re.search(r"[0-9@$]", base) and re.search(r"[a-z]", base, re.I):
-        out.append(base.translate(_LEET).lower())
-    if re.search(r"\brot-?13\b", base, re.I):
-        out.append(_rot13(base).lower())
-    if "%" in base:
-        from urllib.parse import unquote
-
-        out.append(unquote(base).lower())
-    if "\\u" in base or "\\x" in base:
-        out.append(
-            re.sub(
-                r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1) or m.group(2), 16)), base
-            ).lower()
-        )
-    if re.search(r"\b(?:concatenat\w*|join|combine|assemble|fragments|parts)\b", base, re.I) and "'" in base:
-        out.append("".join(re.findall(r"'([^']*)'", base)).lower())  # p1='ign' p2='ore prev' ...
-    if base.count("[") >= 3:
-        out.append(" ".join(re.findall(r"\[([^\]\s]{1,30})\]", base)).lower())  # "read only the bracketed words"
-    if re.search(r"\b(?:backwards|reversed?|in\s+reverse)\b", base, re.I) or "\u202e" in text:
-        out.append(base[::-1].lower())
-    out += [d.lower() for d in _decodings(base)]
-    return out
-
 
 # --- what makes a note an instruction to the assistant -----------------------------------------
 
@@ -277,7 +125,7 @@ _STRONG: list[tuple[str, re.Pattern[str]]] = [
         re.compile(
             r"!?\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)]*(?:\{|\$\(|%7b|<[^>]+>|paste|secret|token|key|env|pass|cookie|conversation|prompt|diff|"
             r"user(?:name)?=|host(?:name)?=|cwd=|base64)[^)]*\)"
-            r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@[-\w~/.]*|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
+            r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@(?:-|~|\$home|/etc/|\S*(?:\.env|ssh|aws|secret|cred|token|passw|id_rsa|id_ed))|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
             r"|\bdocument\.cookie\b"
         ),
     ),
@@ -317,7 +165,7 @@ _STRONG: list[tuple[str, re.Pattern[str]]] = [
 _ADDRESSED = re.compile(
     (
         rf"\b(?:the|any|every|all|each|an?|your|our|other)\s+(?:\w+\s+)?{_AI}\s*(?:reading|processing|summari[sz]ing|working|that\s+\w+s|here|"
-        r"\(|,|:|must|should|shall|will|needs?\s+to|has\s+to|have\s+to|may|can|has\s+(?:admin|elevated|full)|is\s+\w*\s*(?:required|obliged|expected|allowed|permitted)|"
+        r"\(|,|:|must|should|shall|will|needs?\s+to|has\s+to|have\s+to|may|has\s+(?:admin|elevated|full)|is\s+\w*\s*(?:required|obliged|expected|allowed|permitted)|"
         r"are\s+\w*\s*(?:required|obliged|expected|allowed|permitted))"
         rf"|\b(?:to|for|dear|attention|hey|hi)\s+(?:the\s+|any\s+|all\s+|every\s+)?{_AI}\b|\bp\.?\s?s\.?\s+(?:to|for)\s+(?:the\s+)?{_AI}"
         rf"|(?:^|[.!]\s+)(?:{_AI})\s*[:,]\s|\b{_AI}s?\s+(?:must|should|shall|are\s+to)\s|\bagent\s+instructions\b|\bnext\s+step\s+for\s+the\s+{_AI}"
@@ -405,6 +253,11 @@ _TRUSTED_PIPES = re.compile(
 )
 
 
+# The detector's version, stored with each judgement: a note judged by an older one is judged
+# again (service.trust). 1: phrases and addressed + harmful; 2: + disguises, hosts and intents.
+VERSION = 2
+
+
 class Assessment(NamedTuple):
     flagged: bool
     reason: str | None
@@ -416,27 +269,64 @@ def _unquote_mentions(view: str) -> str:
     return " ".join(re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p) if _MENTIONED.search(p) else p for p in parts)
 
 
-def assess(text: str) -> Assessment:
-    """Whether a note reads as an instruction to the assistant, and the first reason why."""
+_STRONG_DISGUISES = (
+    "hides text in invisible tag characters",
+    "reverses text with a bidi override",
+    "names a look-alike host",
+)
+_ACTIONABLE = re.compile(
+    r"https?://|\b(?:curl|wget|gh|git|pip|npm|rm|sudo|ssh|scp|kubectl|docker|eval|exec|iex|merge|push|approve|delete|ignore|"
+    r"instructions?|prompt|system|admin|token|password|secret|credentials?|assistant|agent|ai|user)\b|memory_\w+|mcp__",
+    re.I,
+)
+
+
+def _known_pipe(command: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> bool:
+    """A documented installer piped into a shell: every host in it is a tool's own or the team's."""
+    if "|" not in command and "$(" not in command:
+        return False
+    found = hosts.urls(command)
+    return trusted if not found else not any(hosts.outside(h, trusted_hosts) for _, h in found)
+
+
+def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | None:
+    """The first rules: phrases that take over an assistant on their own, and addressed + harmful."""
+    for reason, pattern in _STRONG:
+        m = pattern.search(view)
+        if m is None:
+            continue
+        if reason == "runs something dangerous" and _known_pipe(m.group(0), trusted, trusted_hosts):
+            continue
+        if reason == "asks for credentials" and intent.negated(view, m.start()):
+            continue  # "don't ask the user for real credentials"
+        return reason
+    m = _EXFIL.search(view)
+    if m and not _NEGATED.search(view[: m.start()]):
+        return "sends or shows a secret"
+    if _ADDRESSED.search(view) and _HARMFUL.search(view):
+        return "addresses the assistant and asks for something a project note never does"
+    return None
+
+
+def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
+    """Whether a note reads as an instruction to the assistant, and the first reason why.
+    `trusted_hosts`: the team's own hosts, beside the tools' documented ones (core.hosts)."""
     if not isinstance(text, str) or not text.strip():
         return Assessment(False, None)
+    trusted_hosts = tuple(trusted_hosts)
+    disguised = findings(text)
+    for found in disguised:
+        if found in _STRONG_DISGUISES:
+            return Assessment(True, found)
     seen = views(text)
     trusted = _TRUSTED_PIPES.search(seen[0]) is not None  # judged as written: l33t undoing garbles hosts
     for view in seen:
         view = _unquote_mentions(view)
-        for reason, pattern in _STRONG:
-            m = pattern.search(view)
-            if m is None:
-                continue
-            if reason == "runs something dangerous" and trusted and ("|" in m.group(0) or "$(" in m.group(0)):
-                continue
+        reason = _legacy(view, trusted, trusted_hosts) or intent.judge(view, trusted_hosts)
+        if reason:
             return Assessment(True, reason)
-        for reason, pattern in (("sends or shows a secret", _EXFIL), ("weakens the repository's safety", _GIT)):
-            m = pattern.search(view)
-            if m and not _NEGATED.search(view[: m.start()]):
-                return Assessment(True, reason)
-        if _ADDRESSED.search(view) and _HARMFUL.search(view):
-            return Assessment(True, "addresses the assistant and asks for something a project note never does")
+    if disguised and _ACTIONABLE.search(seen[0]):
+        return Assessment(True, disguised[0])
     return Assessment(False, None)
 
 
@@ -449,5 +339,5 @@ _FENCE_LIKE = re.compile(r"<\s*/?\s*mnemo[\w\s-]*>|mnemo-notes[-\w]*", re.I)
 def clean(text: str) -> str:
     """Stored text as it may be shown to the model: no control, bidi, zero-width or tag
     characters, and nothing that looks like the fence's marker."""
-    text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
+    text = INVISIBLE.sub("", _CONTROL.sub(" ", text))
     return _FENCE_LIKE.sub("[marker removed]", text)

@@ -62,6 +62,22 @@ def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> 
     return False
 
 
+def guard(payload: dict[str, Any]) -> str | None:
+    """PreToolUse: deny a shell command that would do what only a person may (release a
+    quarantined note, start the dashboard), decided here without the database or the server."""
+    from ..consent import blocked_command
+
+    tool_input = payload.get("tool_input") or {}
+    command = tool_input.get("command") or tool_input.get("cmd") if isinstance(tool_input, dict) else None
+    if isinstance(command, list):  # Codex's exec_command may pass an argv
+        command = " ".join(map(str, command))
+    why = blocked_command(command) if isinstance(command, str) else None
+    if why is None:
+        return None
+    decision = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": why}
+    return json.dumps({"hookSpecificOutput": decision})
+
+
 def _cwd(payload: dict[str, Any]) -> str:
     return payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
@@ -115,6 +131,8 @@ def handle(event: str, raw: str, env: dict[str, str] | None = None) -> str | Non
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
         raise ValueError("hook input must be a JSON object")
+    if event == "PreToolUse":
+        return guard(payload)
     if not worth_handling(event, payload, env):
         return None
     handled, output = _via_server(event, payload, env)

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from ..core.checks import EDIT_TOOLS
 
-EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
+EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
 RESPONSE_CHARS = 20_000  # of the answer compared with the recalled memories
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
 _FIELD = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)

@@ -57,6 +57,8 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
     if settings.inject_tokens <= 0 or not query.strip():
         return None
     r = svc.read(query, top_k=CANDIDATES, keyword_only=not semantic, exclude_quarantined=True)
+    if held := svc.judge_shown([it.id for it in r.items]):
+        r.items = [it for it in r.items if it.id not in held]  # judged by an older detector, hostile now
     text, shown = prompt_context(r, settings, semantic)
     if not shown:
         return None
@@ -195,6 +197,8 @@ def _other_failure(settings: Settings, svc, payload: dict[str, Any]) -> str | No
 def _recurrence(settings: Settings, svc, sid: str, signature: str | None) -> str | None:
     """A check failed with an error seen before: what worked for it, then what did not."""
     found = svc.cases_for(signature, not_from=sid) if signature else []
+    if found and (held := svc.judge_shown([m["id"] for m in found])):
+        found = [m for m in found if m["id"] not in held]
     if not found:
         return None
     svc.session_recall(sid, memory_ids=[m["id"] for m in found], source="recurrence")
@@ -212,6 +216,8 @@ def on_session_start(settings: Settings, svc, payload: dict[str, Any]) -> str | 
     useful = svc.session_start(payload["session_id"], source=payload.get("source"), limit=settings.session_start_items)
     if useful is None:
         return None
+    if useful and (held := svc.judge_shown([m["id"] for m in useful])):
+        useful = [m for m in useful if m["id"] not in held]
     items = [
         (m["id"], rules.outcome_label(m["metadata"].get("outcomes"), m["valence"]), m["content"], FULL) for m in useful
     ]

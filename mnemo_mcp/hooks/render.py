@@ -49,8 +49,9 @@ def digest(
     whole (a case's fix before the error it was for), or, when not even that fits (`overflow`),
     shown as a pointer or left out: never cut mid-sentence. No stored text can
     close the fence: it cannot know the nonce, fence-like markers and invisible characters are
-    taken out of it, and each note is one line. A note that reads as instructions is left out here
-    too (memories older than the quarantine are judged now)."""
+    taken out of it, and each note is one line. Whether a note may be shown at all is the store's
+    judgement (service.trust, brought up to date before the hooks call this): a note a person
+    released is shown like any other."""
     nonce = secrets.token_hex(6)
     fence, tail = f"<{injection.FENCE}-{nonce}>", f"</{injection.FENCE}-{nonce}>"
     first = f"{header.rstrip(':. ')} ({GUARD}):"
@@ -58,8 +59,6 @@ def digest(
     lines: list[str] = []
     shown: list[tuple[str, str]] = []
     for mid, label, content, kind in entries:
-        if injection.assess(content).flagged:
-            continue
         for line in _lines_of(mid, label, content, kind):
             pointer = line.endswith("…")
             if pointer and kind == FULL and overflow != POINTER:

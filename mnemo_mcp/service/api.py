@@ -69,7 +69,8 @@ class MemoryService:
         self.archive, self.restore = lifecycle.archive, lifecycle.restore
         self.consolidate, self.consolidation_due = lifecycle.consolidate, lifecycle.consolidation_due
         self.maybe_consolidate = lifecycle.maybe_consolidate
-        self.release, self.assess_unchecked = trust.release, trust.assess_unchecked
+        self.release, self.quarantined, self.judge_shown = trust.release, trust.quarantined, trust.judge_shown
+        self.assess_unchecked = trust.assess_unchecked
         # Health, backups, transfer.
         self.stats, self.doctor = health.stats, health.doctor
         self.backup, self.list_backups, self.backup_status = backups.backup, backups.list_backups, backups.backup_status

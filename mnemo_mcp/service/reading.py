@@ -16,6 +16,7 @@ from ..core.text import extract_concepts, fts_match_expression, query_words
 from ..errors import DiskFull
 from ..models import MemoryItem, ReadResult
 from .base import Part, iso, rnd
+from .trust import provenance_line, shown_text
 
 if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
     import numpy as np
@@ -60,12 +61,15 @@ class Reading(Part):
         expand_associations: bool | None = None,
         keyword_only: bool = False,
         exclude_quarantined: bool = False,
+        include_quarantined: bool = False,
         now: datetime | None = None,
         record: bool = True,
     ) -> ReadResult:
         """Memories for a query, best first. `keyword_only` skips the embedding model (the
         full-text index and the learned signals only): for short-lived processes such as hooks,
-        which cannot wait a second for the model to load."""
+        which cannot wait a second for the model to load. A quarantined note is listed last, with
+        its id, reason and provenance and its text withheld, unless `include_quarantined` (then
+        its text is fenced and marked as data); `exclude_quarantined` leaves it out (the hooks)."""
         s = self.settings
         query = validate.text(query, "query", s.max_content_chars)
         k = validate.top_k(top_k, s)
@@ -73,6 +77,7 @@ class Reading(Part):
         domains = self._read_scope(validate.domain(domain))
         floor = None if min_relevance is None else validate.unit_number(min_relevance, "min_relevance", 0.0, 1.0)
         validate.flag(include_archived, "include_archived")
+        show = validate.flag(include_quarantined, "include_quarantined")
         expand = (
             s.expand_associations
             if expand_associations is None
@@ -101,7 +106,7 @@ class Reading(Part):
         shown_expansion = expanded if expand else None
         if record:
             try:
-                items = self._record_read(read_id, query, q_concepts, domains, ranked, iso(now or self.clock()))
+                items = self._record_read(read_id, query, q_concepts, domains, ranked, iso(now or self.clock()), show)
                 return ReadResult(
                     read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion
                 )
@@ -112,7 +117,7 @@ class Reading(Part):
                 )
         with self.store.db.read():
             rows = self.store.by_rowids([r[0] for r in ranked])
-            items = [self._item(rows[r[0]], r) for r in ranked if r[0] in rows]
+            items = [self._item(rows[r[0]], r, show) for r in ranked if r[0] in rows]
         return ReadResult(
             read_id=read_id,
             query_concepts=q_concepts,
@@ -122,7 +127,14 @@ class Reading(Part):
         )
 
     def _record_read(
-        self, read_id: str, query: str, q_concepts: list[str], domains: list[str] | None, ranked: list, stamp: str
+        self,
+        read_id: str,
+        query: str,
+        q_concepts: list[str],
+        domains: list[str] | None,
+        ranked: list,
+        stamp: str,
+        show_quarantined: bool,
     ) -> list[MemoryItem]:
         """Count each returned memory's use and log the read for feedback (one write) -> the items."""
         items: list[MemoryItem] = []
@@ -134,7 +146,7 @@ class Reading(Part):
                     continue
                 row = rows[r[0]]
                 usage.append(self._count_retrieval(row, len(items) + 1, stamp))
-                items.append(self._item(row, r))
+                items.append(self._item(row, r, show_quarantined))
             self.store.record_usage(usage)  # one statement for all of them
             self.store.record_read(
                 {
@@ -165,13 +177,16 @@ class Reading(Part):
             "metadata": row["metadata"],
         }
 
-    def _item(self, row: dict[str, Any], ranked: tuple[int, float, float, str | None]) -> MemoryItem:
+    def _item(
+        self, row: dict[str, Any], ranked: tuple[int, float, float, str | None], show_quarantined: bool = False
+    ) -> MemoryItem:
         _, rel, score, via = ranked
+        quarantine = row.get("quarantine")
         return MemoryItem(
             id=row["id"],
             # Masked whatever the store holds: a note written with MNEMO_SECRETS=allow, or
             # imported, is checked again each time it is shown.
-            content=masked(row["content"]),
+            content=shown_text(row, show_quarantined) if quarantine else masked(row["content"]),
             tags=row["tags"],
             memory_type=row["memory_type"],
             domain=row["domain"] or None,
@@ -185,7 +200,8 @@ class Reading(Part):
             superseded_by=row["superseded_by"],
             expanded_via=via,
             source=(row.get("provenance") or {}).get("by"),
-            quarantined=(row.get("quarantine") or {}).get("reason") if row.get("quarantine") else None,
+            quarantined=quarantine.get("reason") if quarantine else None,
+            provenance=provenance_line(row) if quarantine else None,
             outcome=rules.outcome_label(row["metadata"].get("outcomes"), row["valence"]),
         )
 
@@ -306,8 +322,9 @@ class Reading(Part):
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            out.append((rowid, rel, score, via, created_at, mid))
-        out.sort(key=lambda t: (-t[2], -t[1], t[4], t[5]))
+            out.append((rowid, rel, score, via, created_at, mid, bool(quarantined)))
+        # A quarantined note comes after every other: however relevant, it is never the first answer.
+        out.sort(key=lambda t: (t[6], -t[2], -t[1], t[4], t[5]))
         return [t[:4] for t in out], [c for c, _ in expanded]
 
     def _cues(self, memory_ids: list[str], concepts: list[str], now: datetime | None) -> dict[str, dict[str, float]]:

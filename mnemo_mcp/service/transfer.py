@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .. import validate
+from ..core import injection
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import ImportResult
@@ -133,14 +134,16 @@ def _import_memory(svc: Part, rec: dict[str, Any], lineno: int) -> dict[str, Any
         m["source"] = validate.source(rec.get("source") or "write")
         for key in ("superseded_by", "archived_at", "archive_reason"):
             m[key] = rec.get(key)
-        # Trust (schema 5): where it came from and a quarantine travel with it (a round trip is
-        # exact). An export from before has neither: it counts as imported, judged now.
+        # Trust (schema 5): where it came from travels with it (an export from before counts as
+        # imported). The text is judged again: a file can say anything, so a release recorded in
+        # it is not taken on trust (a person releases again after the import).
         earlier = rec.get("provenance") if isinstance(rec.get("provenance"), dict) else {}
-        m["provenance"] = earlier or {"by": "import", "at": svc.clock().isoformat(timespec="seconds")}
-        if "quarantine" in rec:
-            m["quarantine"] = rec["quarantine"] if isinstance(rec["quarantine"], dict) else None
-        else:
-            m["quarantine"] = quarantine_for(text, m["provenance"]["at"])
+        stamp = svc.clock().isoformat(timespec="seconds")
+        provenance = {k: v for k, v in earlier.items() if k != "released"} or {"by": "import", "at": stamp}
+        m["provenance"] = {**provenance, "judged": injection.VERSION}
+        now_judged = quarantine_for(text, stamp, tuple(s.trusted_hosts))
+        kept = rec.get("quarantine") if isinstance(rec.get("quarantine"), dict) else None
+        m["quarantine"] = (kept or now_judged) if now_judged else None
         m["created_at"] = str(rec["created_at"])
         m["updated_at"] = str(rec.get("updated_at", rec["created_at"]))
         m["last_accessed_at"] = rec.get("last_accessed_at")

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import validate
-from ..core import dedup, lifecycle, rules
+from ..core import dedup, injection, lifecycle, rules
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import DeleteResult, SimilarMemory, WriteResult, preview
@@ -87,7 +87,12 @@ class Writing(Part):
                     self.store.insert(row, vector)
                     self._link_cooccurring(row["concepts"], stamp)
                     result = WriteResult(
-                        id=row["id"], created=True, concepts=row["concepts"], tags=row["tags"], similar=found
+                        id=row["id"],
+                        created=True,
+                        concepts=row["concepts"],
+                        tags=row["tags"],
+                        similar=found,
+                        quarantined=trust.quarantine_note(row["quarantine"], row["id"]),
                     )
                 if replaced:
                     self.lifecycle.supersede(replaced, result.id, stamp)
@@ -130,8 +135,9 @@ class Writing(Part):
                     "by": validate.source(item.get("_by") or "api"),
                     "at": stamp,
                     **(item.get("_origin") or {}),
+                    "judged": injection.VERSION,
                 },
-                "quarantine": trust.quarantine_for(text, stamp),
+                "quarantine": trust.quarantine_for(text, stamp, tuple(s.trusted_hosts)),
                 "_supersedes": validate.supersedes(item.get("supersedes")),
                 "_allow_duplicate": allow_duplicate,
             }
@@ -211,7 +217,12 @@ class Writing(Part):
         if merged != existing["tags"] or new_meta != existing["metadata"]:
             self.store.update(existing["id"], tags=merged, metadata=new_meta, updated_at=stamp)
         return WriteResult(
-            id=existing["id"], created=False, concepts=existing["concepts"], tags=merged, tier=existing["tier"]
+            id=existing["id"],
+            created=False,
+            concepts=existing["concepts"],
+            tags=merged,
+            tier=existing["tier"],
+            quarantined=trust.quarantine_note(existing["quarantine"], existing["id"]),
         )
 
     def delete(self, memory_id: str) -> DeleteResult:

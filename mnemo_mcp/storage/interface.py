@@ -116,8 +116,8 @@ class MemoryStore(Protocol):
         """Ids of the memories that `memory_id` replaced (supersede) or absorbed (merge)."""
         ...
 
-    def without_provenance(self, limit: int) -> list[dict[str, Any]]:
-        """Memories stored before provenance existed (schema 5), oldest first."""
+    def unjudged(self, version: int, limit: int) -> list[dict[str, Any]]:
+        """Memories whose trust judgement is older than `version` (or that have none), oldest first."""
         ...
 
     def near_duplicate_candidates(

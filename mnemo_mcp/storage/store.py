@@ -392,12 +392,14 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
             for r in self.conn.execute(SELECT_MEMORIES + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?", (rowid, limit))
         ]
 
-    def without_provenance(self, limit: int) -> list[dict[str, Any]]:
-        """Memories stored before provenance existed (schema 5), oldest first."""
+    def unjudged(self, version: int, limit: int) -> list[dict[str, Any]]:
+        """Memories whose trust judgement is older than `version` (or that have none), oldest first."""
         return [
             decode_row(r)
             for r in self.conn.execute(
-                SELECT_MEMORIES + " WHERE m.provenance = '{}' ORDER BY m.rowid LIMIT ?", (limit,)
+                SELECT_MEMORIES
+                + " WHERE coalesce(json_extract(m.provenance, '$.judged'), 0) < ? ORDER BY m.rowid LIMIT ?",
+                (version, limit),
             )
         ]
 

@@ -323,7 +323,9 @@ async def _perform(kind: str, service: Any, call: Call, mid: str, form: FormData
     if kind == "restore":
         return await call(service.restore, mid), "restored"
     if kind == "release":  # a person, in the dashboard: the only place besides the CLI
-        return await call(service.release, mid, by="dashboard"), "released"
+        return await call(
+            service.release, mid, by="dashboard", how="released in the dashboard (token and form checked)"
+        ), "released"
     return await call(service.delete, mid), "deleted"
 
 

@@ -1,0 +1,315 @@
+"""What a note asks the assistant to do, judged sentence by sentence over the whole note.
+
+A hostile note asks for one of a few things, in any language and under any disguise: keep
+something from the person, put itself above the person, mislead them, hand over the assistant's
+own instructions, follow text fetched from elsewhere, run or install code from outside the
+project, get a secret out of the machine or out of the person, or weaken the project's safety
+(hooks, reviews, permissions) with the cover of a policy or without asking. Each rule below is
+one of those, as a combination of ideas from `core.lexicon`, so that an ordinary note that only
+mentions passwords, curl, admins or the assistant is left alone. `judge` returns the first
+reason found, or None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from . import hosts as _hosts
+from . import lexicon as lx
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])|\n+")
+_SECRET_AFTER = re.compile(r"^.{0,40}?(?:" + lx.SECRET + ")", re.I)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_HOSTPORT = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\b[\w-]+(?:\.[\w-]+)+:\d{2,5}\b")
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+def negated(sentence: str, start: int, end: int | None = None) -> bool:
+    """Whether a match at sentence[start:end] is undone by a "never", "don't" (or, for Japanese and
+    Korean, the verb ending after it)."""
+    if lx.NEGATED_BEFORE.search(sentence[:start]):
+        return True
+    return end is not None and lx.NEGATED_AFTER.search(sentence[end:]) is not None
+
+
+def _outside_urls(text: str, trusted: Iterable[str]) -> list[tuple[str, str]]:
+    return [(u, h) for u, h in _hosts.urls(text) if _hosts.outside(h, trusted)]
+
+
+# --- prose: what the note asks of the assistant -------------------------------------------------
+
+
+def _conceals(s: str) -> bool:
+    for m in lx.CONCEAL_RE.finditer(s):
+        if _SECRET_AFTER.search(s[m.end() :]) and not re.search(r"\babout\b", m.group(0)):
+            continue  # "never tell anyone your password": a rule that protects the person
+        return True
+    return False
+
+
+def _asks_for_secret(s: str) -> bool:
+    """Ask the person for a password, token or code."""
+    ask = lx.ASK_RE.search(s)
+    if not ask or negated(s, ask.start(), ask.end()):
+        return False
+    near = s[max(0, ask.start() - 80) : ask.end() + 120]
+    if not lx.SECRET_RE.search(near):
+        return False
+    # The English ask names the person itself; in other languages the person may be anywhere.
+    return ask.group(0).startswith(("ask", "request", "prompt", "have", "get", "make")) or bool(lx.USER_RE.search(s))
+
+
+def _sends_secret(s: str, trusted: Iterable[str]) -> bool:
+    """Send a secret somewhere it does not belong: outside the network, into a commit, a chat, a note."""
+    secret = lx.SECRET_RE.search(s)
+    if not secret:
+        return False
+    for send in lx.SEND_RE.finditer(s):
+        if negated(s, send.start(), send.end()):
+            continue
+        tail = s[min(send.start(), secret.start()) :]
+        if _outside_urls(tail, trusted) or _EMAIL.search(tail) or _HOSTPORT.search(tail):
+            return True
+        if lx.SINK_RE.search(tail) and lx.SECRET_RE.search(s[send.start() - 60 if send.start() > 60 else 0 :]):
+            return lx.ADDRESSED_RE.search(s) is not None or lx.USER_RE.search(s) is not None
+    return False
+
+
+def _reveals_prompt(s: str) -> bool:
+    prompt = lx.SYSTEM_PROMPT_RE.search(s)
+    if not prompt:
+        return False
+    for verb in lx.REVEAL_RE.finditer(s):
+        if abs(verb.start() - prompt.start()) <= 60 and not negated(s, min(verb.start(), prompt.start())):
+            return True
+    return False
+
+
+def _follows_remote(s: str, whole: str) -> bool:
+    if lx.REMOTE_RULES_RE.search(s):
+        return True
+    follow = lx.FOLLOW_RE.search(s)
+    if not follow or negated(s, follow.start()):
+        return False
+    return bool(re.search(r"https?://|\b(?:page|gist|issue|comment|wiki|link|url|thread|ticket|doc)\b", whole))
+
+
+_PROSE = (
+    ("hides what it does from the person", lambda s, w, t: _conceals(s)),
+    ("puts itself above the person's requests", lambda s, w, t: bool(lx.PRECEDENCE_RE.search(s))),
+    ("tells the assistant to mislead the person", lambda s, w, t: bool(lx.DECEIVE_RE.search(s))),
+    ("asks for the assistant's own instructions", lambda s, w, t: _reveals_prompt(s)),
+    ("follows instructions fetched from elsewhere", lambda s, w, t: _follows_remote(s, w)),
+    ("asks the person for a secret", lambda s, w, t: _asks_for_secret(s)),
+    ("sends a secret out", lambda s, w, t: _sends_secret(s, t)),
+)
+
+
+def judge_prose(text: str, trusted: Iterable[str] = ()) -> str | None:
+    parts = sentences(text)
+    for i, s in enumerate(parts):
+        pair = s if i == 0 else parts[i - 1] + " " + s
+        for reason, rule in _PROSE:
+            if rule(s, text, trusted) or (rule is not _PROSE[0][1] and len(s) < 60 and rule(pair, text, trusted)):
+                return reason
+    return None
+
+
+# --- code and commands: what running the note would do ------------------------------------------
+
+_INTERPRETER = (
+    r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+\s+)?(?:ba|z|da|k|fi)?sh\b|python[\d.]*\b|node\b|perl\b|ruby\b|php\b|iex\b|"
+    r"invoke-expression\b|pwsh\b|powershell\b|source\b|deno\b|bun\b"
+)
+_FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch|http|aria2c|lwp-download)\b"
+_PIPE = re.compile(
+    _FETCH + r"[^|\n]{0,240}?((?:https?|ftp)://[^\s|'\"`)]+)[^|\n]{0,160}\|\s*(?:" + _INTERPRETER + ")", re.I
+)
+_SUBST = re.compile(r"(?:<\(|\$\()\s*" + _FETCH + r"[^)\n`]{0,200}?((?:https?|ftp)://[^\s)'\"`]+)", re.I)
+_REMOTE_EVAL = re.compile(
+    r"(?:eval|exec|assert|include|require|source|import)\s*\(?\s*(?:\$?\w+\s*\(\s*)*['\"]?((?:https?|ftp)://[^\s'\")]+)"
+    r"|\b(?:deno\s+run|npx|bunx|msiexec\s+/i|start-process|invoke-item)\s+(?:-\S+\s+)*['\"]?((?:https?|ftp)://[^\s'\")]+)"
+    r"|\bkubectl\s+(?:apply|create)\s+(?:-\S+\s+)*-f\s+((?:https?)://[^\s'\")]+)|\bbrew\s+tap\s+\S+\s+((?:https?)://\S+)"
+    r"|\bhelm\s+(?:repo\s+add|install)\s+\S+\s+((?:https?)://\S+)",
+    re.I,
+)
+_DOWNLOAD_RUN = re.compile(
+    _FETCH
+    + r"[^\n]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n]{0,120}(?:&&|;|\n)\s*(?:sudo\s+)?(?:chmod\s+\+?[0-7x+]+|\./|(?:ba)?sh\s+\S)",
+    re.I,
+)
+_PACKAGE_LINE = re.compile(
+    r"\b(?:pip3?|uv|pipx|poetry|pdm|conda|npm|pnpm|yarn|bun|gem|bundle|cargo|go\s+(?:get|install)|composer|apt(?:-get)?|dnf|yum|"
+    r"choco|winget|scoop|nuget|dotnet\s+add)\b|\b(?:registry|index-url|extra-index-url|find-links|replace-with|repositories|sources?|"
+    r"goproxy|proxy|mirror|tap|install|add|require)\b|\[registries\]|\"url\"\s*:",
+    re.I,
+)
+_GO_MODULE = re.compile(r"\bgo\s+(?:install|get)\s+(?:-\S+\s+)*([\w-]+(?:\.[\w-]+)+)/\S+", re.I)
+_INSECURE = re.compile(
+    r"strict-ssl\s*=?\s*false|--trusted-host\s+(\S+)|\bgosumdb\s*=\s*off\b|\bgoinsecure\b|node_tls_reject_unauthorized\s*=\s*0|"
+    r"--no-check-certificate|git_ssl_no_verify|sslverify\s*=?\s*false|\bgit\s+config\b.{0,40}\bhttp\.sslverify",
+    re.I,
+)
+_HIDDEN_CODE = re.compile(
+    r"\b(?:exec|eval|iex|invoke-expression|os\.system|subprocess\.\w+|new\s+function|function)\s*\(?[^\n]{0,240}?"
+    r"(?:b64decode|base64|atob|fromhex|unhexlify|codecs\.decode|\[::-1\]|reverse\(\)|fromcharcode|decompress|rot.?13|\.join\()"
+    r"|-enc(?:odedcommand)?\s+[a-z0-9+/=]{20,}|\biex\s+[\"']?\$\w+\$\w+|\bbase64\s+(?:-d|--decode)\b[^\n]*>\s*(\S+)[^\n]*(?:&&|;)\s*(?:ba)?sh\s+\1",
+    re.I,
+)
+
+
+def _runs_remote(text: str, trusted: Iterable[str]) -> bool:
+    for pattern in (_PIPE, _SUBST, _DOWNLOAD_RUN):
+        for m in pattern.finditer(text):
+            host = _hosts.urls(m.group(1))
+            if (
+                not host
+                or _hosts.outside(host[0][1], trusted)
+                or m.group(1).startswith("http://")
+                and host[0][1] != "localhost"
+            ):
+                if not host or _hosts.kind(host[0][1], trusted) != "local":
+                    return True
+    for m in _REMOTE_EVAL.finditer(text):
+        url = next(g for g in m.groups() if g)
+        found = _hosts.urls(url)
+        if not found or _hosts.outside(found[0][1], trusted):
+            return True
+    return False
+
+
+def _installs_from_outside(text: str, trusted: Iterable[str]) -> bool:
+    for line in text.splitlines():
+        if not _PACKAGE_LINE.search(line):
+            continue
+        for url, host in _hosts.urls(line):
+            if _hosts.outside(host, trusted) or (url.startswith("http://") and _hosts.kind(host, trusted) != "local"):
+                return True
+        if (m := _GO_MODULE.search(line)) and _hosts.outside(m.group(1), trusted):
+            return True
+    for m in _INSECURE.finditer(text):
+        if not m.group(1) or _hosts.outside(_hosts.host_of(m.group(1)), trusted):
+            return True
+    return bool(re.search(r"/etc/hosts\b", text) and re.search(r"\b(?:\d{1,3}\.){3}\d{1,3}\s+[\w-]+\.[\w.-]+", text))
+
+
+_NET_SEND = re.compile(
+    r"\b(?:requests|httpx|session|client|axios|http|got|ky|superagent)\.(?:post|put|patch|request)\s*\(|\burlopen\s*\(|\burllib\.request\b|"
+    r"\bfetch\s*\(|\bsendbeacon\s*\(|\bxmlhttprequest\b|\bcurl\b[^\n]*(?:\s-d\b|\s--data\S*|\s-f\b|\s--form\b|\s-t\b|--upload-file)|"
+    r"\|\s*(?:nc|ncat|netcat|socat)\s+\S+|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*\S+\s+\d{2,5}\b|\binvoke-restmethod\b[^\n]*-body|"
+    r"\bwget\b[^\n]*--post-(?:data|file)|\bsocket\.send|\bsmtplib\b",
+    re.I,
+)
+_AUTH_PATH = re.compile(
+    r"/(?:auth|login|signin|sign-in|oauth\d?|token|sso|session/new|v\d+/me)\b|//(?:auth|login|sso|id|idp|accounts)\.",
+    re.I,
+)
+_HEADERS = re.compile(r"headers\s*[:=]\s*\{[^}]*\}|-h\s+['\"][^'\"]*['\"]|authorization[^,\n]*", re.I)
+_WHOLE_ENV = re.compile(
+    r"\bdict\(os\.environ\)|\bos\.environ\b(?!\s*[\[.]\s*(?:get|\[))|json\.stringify\(\s*process\.env\s*\)|\bprocess\.env\s*[,})]|"
+    r"\"\$\(env\)\"|\$\(env\)|\benv\s*\||\bprintenv\s*(?:\||>)|\bget-childitem\s+env:|\bset\s*\|\s*curl",
+    re.I,
+)
+
+
+def _payload(text: str, m: re.Match[str]) -> tuple[str, str]:
+    """(what the call sends, where it sends it): for a shell command its own line, pipes into it
+    included; for a call in code the surrounding lines of the same paragraph."""
+    if re.match(r"curl|wget|\||nc|ncat|netcat|invoke-restmethod", m.group(0), re.I):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        line = text[start : len(text) if end < 0 else end]
+        return line, line
+    para_start = text.rfind("\n\n", 0, m.start()) + 1
+    para_end = text.find("\n\n", m.end())
+    para_end = len(text) if para_end < 0 else para_end
+    return text[max(para_start, m.start() - 300) : min(para_end, m.end() + 300)], text[
+        m.start() : min(para_end, m.end() + 300)
+    ]
+
+
+def _leaks_in_code(text: str, trusted: Iterable[str]) -> bool:
+    """A network call that carries a secret to somewhere that is not an auth endpoint or local."""
+    for m in _NET_SEND.finditer(text):
+        window, after = _payload(text, m)
+        found = _hosts.urls(after)
+        dest = [u for u, h in found if _hosts.kind(h, trusted) != "local" and not _AUTH_PATH.search(u)]
+        if found and not dest:
+            continue
+        payload = _HEADERS.sub(" ", window)
+        if _WHOLE_ENV.search(payload) or lx.SECRET_RE.search(payload):
+            return True
+    return False
+
+
+def _tool_coercion(s: str) -> bool:
+    """Memory or MCP tools used in bulk, with borrowed authority, or against the person's review."""
+    tool = re.search(r"\bmemory_(?:write|update|delete|forget|rate|feedback)\w*|\bmcp__\w+__\w+", s, re.I)
+    if not tool or negated(s, tool.start()):
+        return False
+    name = tool.group(0).lower()
+    bulk = re.search(
+        r"\b(?:every|all|any|each)\b|trusted|admin\s+note|pre-?approved|precedence|rewrite|so\s+that\s+it\s+says|without\s+"
+        r"(?:commenting|asking|review)|on\s+behalf|approved|ship\s+it|wontfix|\.env|credentials|secrets?|/etc/",
+        s,
+        re.I,
+    )
+    if name.startswith("memory_"):
+        return bool(bulk)
+    return (
+        bool(bulk)
+        and re.search(r"post|send|update|delete|merge|approve|close|write|push|comment|grant|add|create", name)
+        is not None
+    )
+
+
+_WEAKEN = re.compile(
+    r"\bgh\s+pr\s+merge\b[^\n]{0,40}--admin|\b(?:approve|merge)\w*\s+(?:\w+\s+){0,6}without\s+(?:reading|review|waiting|looking)|"
+    r"\bgit\s+push\s+(?:\S+\s+){0,2}(?:-f\b|--force\b)(?!-with-lease)|core\.hookspath|\bpre-commit\s+uninstall\b|--no-verify\b|"
+    r"\bskip_\w+=1\b|\bhusky=0\b|\bgh\s+workflow\s+disable\b|continue-on-error:\s*true|\bcodeowners\b|\bbranch\s+protection\b|"
+    r"\b(?:disable|disables|disabling|remove|removes|delete|deletes|skip|skips|bypass|bypasses|uninstall|turn\s+off|turns\s+off|"
+    r"switch\s+off)\s+(?:the\s+|all\s+|any\s+|its\s+|their\s+|local\s+)?(?:\S+\s+){0,2}(?:hooks?|pre-commit|tests?|ci|checks?|scans?|"
+    r"scanners?|security|signatures?|signature\s+check|protection|2fa|mfa|firewall|network\s*polic\w*|egress|sandbox|linters?|reviews?|"
+    r"warnings?|workflows?|job)\b|bypasspermissions|dangerously-skip-permissions|--yolo\b|\"defaultmode\"|"
+    r"\"allow\"\s*:\s*\[[^\]]*bash\((?:\*|curl|rm|git\s+push|sudo|:)|-?-auto-approve\b|\bkubectl\s+(?:-n\s+\S+\s+)?delete\s+"
+    r"(?:networkpolic\w*|psp|podsecuritypolic\w*|clusterrolebinding|secrets?)|\bgrant\s+(?:\S+\s+)?(?:owner|admin)\b|"
+    r"permission=(?:admin|maintain)|\bas\s+(?:an?\s+)?(?:owner|admin)\b|\b(?:add|adds|append|appends|write|writes|put|puts|drop|"
+    r"edit|edits|set|sets|insert|inserts)\b[^\n]{0,80}(?:~/\.(?:bashrc|zshrc|profile|bash_profile)|\.claude/settings(?:\.local)?\.json)|\bdeny\"?\s*:\s*\[\s*\]|\bsecurity\s+warnings\b",
+    re.I,
+)
+
+
+def _weakens(s: str) -> bool:
+    m = _WEAKEN.search(s)
+    if not m or negated(s, m.start()):
+        return False
+    cover = (lx.NO_CONFIRM_RE, lx.POLICY_RE, lx.ADDRESSED_RE, lx.CONCEAL_RE)
+    return any(p.search(s) for p in cover)
+
+
+def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
+    if _HIDDEN_CODE.search(text):
+        return "runs code it hides"
+    if _runs_remote(text, trusted):
+        return "runs code from outside the project"
+    if _installs_from_outside(text, trusted):
+        return "installs from outside the project"
+    if _leaks_in_code(text, trusted):
+        return "sends a secret out"
+    parts = sentences(text)
+    for i, s in enumerate(parts):
+        if _tool_coercion(s):
+            return "turns the assistant's tools against the person"
+        pair = s if i == 0 else parts[i - 1] + " " + s
+        if _weakens(s) or (_WEAKEN.search(s) and _weakens(pair)):
+            return "weakens the project's safety under cover of a rule"
+    return None
+
+
+def judge(text: str, trusted: Iterable[str] = ()) -> str | None:
+    """The first reason `text` (one lowercased view of a note) is hostile, or None."""
+    return judge_prose(text, trusted) or judge_code(text, trusted)
