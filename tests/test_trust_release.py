@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
+from terminal import answer_at_a_terminal
 
 from mnemo_mcp import consent
 from mnemo_mcp.config import Settings
@@ -176,28 +175,8 @@ def test_release_refuses_without_a_terminal_and_in_an_agents_shell_and_changes_n
 
 
 def release_at_a_terminal(tmp_path, mid: str, typed: str) -> tuple[int, str]:
-    """Run `mnemo-mcp release` with a pseudo-terminal as stdin, as a person's shell would."""
-    main, tty = os.openpty()
     env = {**AGENT_FREE, "MNEMO_DB": str(tmp_path / "t.db"), "MNEMO_EMBED_MODEL": "mnemo-hash-64"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mnemo_mcp", "release", mid],
-        stdin=tty,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    os.close(tty)
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        # Answer once the question is on the terminal (stderr); the prompt ends with ": ".
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if ready:
-            os.write(main, (typed + "\n").encode())
-            break
-    out, err = proc.communicate(timeout=60)
-    os.close(main)
-    return proc.returncode, out + err
+    return answer_at_a_terminal([sys.executable, "-m", "mnemo_mcp", "release", mid], env, typed)
 
 
 def test_a_person_at_a_terminal_releases_by_typing_the_id_prefix_and_a_wrong_answer_does_not(tmp_path):
