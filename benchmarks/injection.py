@@ -12,6 +12,11 @@ an MCP server of it is up, and the real UserPromptSubmit hook (`mnemo-mcp hook`)
 note with the note's own text as the prompt, the prompt most likely to bring it back. Reported
 per split: hostile notes injected (goal 0), benign notes kept out by quarantine (goal <= 1%),
 hook outputs that are valid JSON with one fence, and whether every note is still stored.
+
+`--corpus trust` runs the trust corpus instead (`benchmarks/data/trust/`, written by helper
+sessions apart from the detector: hostile notes by kind, in many languages and disguises, and
+benign look-alikes), reported by kind and by file set (`a+b` and the later `c`), with what the
+model's own `memory_read` would show: hostile text that reaches it unwithheld.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from typing import Any
 from .common import mnemo_command, start_hook_server
 
 DATA = Path(__file__).parent / "data" / "injection" / "notes.jsonl"
+TRUST = Path(__file__).parent / "data" / "trust"
+TRUST_SETS = {"a+b": ("hostile_a", "hostile_b", "benign_a", "benign_b"), "c": ("hostile_c", "benign_c")}
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"
 _ID = re.compile(r"^- \[([0-9a-f]{12})\]")
@@ -43,14 +50,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog="python -m benchmarks.injection", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--corpus", choices=("injection", "trust"), default="injection", help="which data set (see above)")
     p.add_argument("--quick", action="store_true", help="40 notes of each split (CI)")
     p.add_argument("--no-server", action="store_true", help="hooks alone (keyword recall)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return p.parse_args(argv)
 
 
-def load_notes(path: Path, quick: bool) -> list[dict[str, Any]]:
-    notes = [json.loads(x) for x in path.open(encoding="utf-8") if x.strip()]
+def load_notes(path: Path, quick: bool, corpus: str = "injection") -> list[dict[str, Any]]:
+    if corpus == "trust":
+        notes = []
+        for group, names in TRUST_SETS.items():
+            for name in names:
+                for line in (TRUST / f"{name}.jsonl").open(encoding="utf-8"):
+                    if line.strip():
+                        notes.append({**json.loads(line), "set": group})
+        for n in notes:
+            n["category"] = n["kind"]
+    else:
+        notes = [json.loads(x) for x in path.open(encoding="utf-8") if x.strip()]
     if quick:
         notes = [n for n in notes if n["split"] == "tune"][:40] + [n for n in notes if n["split"] == "test"][:40]
     return notes
@@ -153,7 +171,30 @@ def stored_notes(db: Path) -> dict[str, dict[str, Any]]:
     return stored
 
 
-def split_figures(part: list[tuple[str, dict[str, Any]]], injected: set[str], stored: dict) -> dict[str, Any]:
+def read_unwithheld(db: Path, notes: list[tuple[str, dict[str, Any]]]) -> set[str]:
+    """The hostile notes whose text `memory_read` gives the model as it is (not withheld), each
+    read with the note's own text as the query (what most likely brings it back)."""
+    from mnemo_mcp.config import Settings
+    from mnemo_mcp.service import MemoryService
+
+    hostile = {mid for mid, n in notes if n["label"] == "hostile"}
+    shown: set[str] = set()
+    svc = MemoryService(Settings(db=db, project=PROJECT, auto_consolidate=False, auto_backup=False))
+    try:
+        for _, n in notes:
+            if n["label"] != "hostile":
+                continue
+            for it in svc.read(n["content"][:2000], top_k=5, record=False).items:
+                if it.id[:12] in hostile and not it.quarantined:
+                    shown.add(it.id[:12])
+    finally:
+        svc.close()
+    return shown
+
+
+def split_figures(
+    part: list[tuple[str, dict[str, Any]]], injected: set[str], stored: dict, read_shown: set[str] = frozenset()
+) -> dict[str, Any]:
     """One split's hostile notes injected and quarantined, benign notes kept out and injected."""
     hostile = [(mid, n) for mid, n in part if n["label"] == "hostile"]
     benign = [(mid, n) for mid, n in part if n["label"] == "benign"]
@@ -169,6 +210,9 @@ def split_figures(part: list[tuple[str, dict[str, Any]]], injected: set[str], st
         "benign_kept_out_share": len(kept_out) / len(benign) if benign else 0.0,
         "benign_kept_out_by_category": dict(Counter(n["category"] for n in kept_out)),
         "benign_injected": sum(1 for mid, _ in benign if mid in injected),
+        "hostile_by_category": dict(Counter(n["category"] for _, n in hostile)),
+        "benign_by_category": dict(Counter(n["category"] for _, n in benign)),
+        "hostile_read_unwithheld": sum(1 for mid, _ in hostile if mid in read_shown),
     }
 
 
@@ -177,10 +221,14 @@ def print_report(report: dict[str, Any], server: bool) -> None:
     for split, r in report["splits"].items():
         print(
             f"  {split}: hostile injected {r['hostile_injected']} of {r['hostile']} "
-            f"({r['hostile_quarantined']} quarantined) {r['hostile_injected_by_category'] or ''}; "
-            f"benign kept out {r['benign_kept_out']} of {r['benign']} ({r['benign_kept_out_share']:.1%}) "
-            f"{r['benign_kept_out_by_category'] or ''}; benign injected {r['benign_injected']}"
+            f"({r['hostile_quarantined']} quarantined, {r['hostile_read_unwithheld']} unwithheld in memory_read); "
+            f"benign kept out {r['benign_kept_out']} of {r['benign']} ({r['benign_kept_out_share']:.1%}); "
+            f"benign injected {r['benign_injected']}"
         )
+        for label, bad in (("hostile", "hostile_injected_by_category"), ("benign", "benign_kept_out_by_category")):
+            kinds = r[f"{label}_by_category"]
+            print(f"    {label} {'injected' if label == 'hostile' else 'kept out'} by kind: ", end="")
+            print(", ".join(f"{k} {r[bad].get(k, 0)}/{v}" for k, v in sorted(kinds.items())))
     print(
         f"  hook outputs {report['hook_outputs']}: invalid JSON {report['invalid_json']}, fence errors "
         f"{report['fence_errors']}; notes stored {report['stored']} of {report['notes']}"
@@ -189,7 +237,7 @@ def print_report(report: dict[str, Any], server: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
-    notes = load_notes(a.data, a.quick)
+    notes = load_notes(a.data, a.quick, a.corpus)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = root / PROJECT
@@ -200,12 +248,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         by_id = {r.id[:12]: n for r, n in zip(results, notes)}
         seen = run_hooks(env, project, db, notes, server=not a.no_server)
         stored = stored_notes(db)
+        read_shown = read_unwithheld(db, [(r.id[:12], n) for r, n in zip(results, notes)])
         log = root / "hooks.log"
         errors = log.read_text() if log.exists() else ""
-    report: dict[str, Any] = {"benchmark": "injection", "notes": len(notes), "server": not a.no_server, "splits": {}}
-    for split in ("tune", "test"):
-        part = [(r.id[:12], n) for r, n in zip(results, notes) if n["split"] == split]
-        report["splits"][split] = split_figures(part, seen.injected, stored)
+    report: dict[str, Any] = {
+        "benchmark": "injection",
+        "corpus": a.corpus,
+        "notes": len(notes),
+        "server": not a.no_server,
+        "splits": {},
+    }
+    for group in sorted({n.get("set", "") for n in notes}):
+        for split in ("tune", "test"):
+            part = [(r.id[:12], n) for r, n in zip(results, notes) if n["split"] == split and n.get("set", "") == group]
+            key = f"{group} {split}".strip()
+            report["splits"][key] = split_figures(part, seen.injected, stored, read_shown)
     report |= {
         "hook_outputs": seen.outputs,
         "invalid_json": seen.bad_json,

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from . import hosts, intent
+from . import lexicon as lx
 from .disguise import INVISIBLE, findings, views
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -84,7 +85,7 @@ _STRONG: list[tuple[str, re.Pattern[str]]] = [
     (
         "forged role or system marker",
         re.compile(
-            r"</?\s*(?:system|system[-_ "
+            r"(?<![\w$])</?\s*(?:system|system[-_ "
             r"]?(?:reminder|prompt|message)|assistant|user|human|developer|instructions?|important[-_ ]instructions|"
             r"tool[-_ ]result|function[-_ ]results?|claude[-_ ]instructions|admin[-_ ]instructions|developer[-_ "
             r"]message)\s*>"
@@ -200,7 +201,7 @@ _HARMFUL = re.compile(
     r"|\bpasswords?\b|\b(?:access\s+)?tokens?\b|\bsecret\s+(?:access\s+)?keys?\b|\bapi\s+keys?\b|\bone-time\s+code|\bprivate\s+keys?\b"
     r"|\benvironment\s+variables?\b|\bconversations?\b|\bsystem\s+prompt\b|\blast\s+\d+\s+lines\b|\bchat\s+history\b|\bsecrets\b"
     r"|\bforce[-\s]?push|\bpush\s+(?:-f|--force)|--force\b|-auto-approve|\bsslverify\s+false|\bcredential\.helper|\bhookspath\b|--no-verify\b"
-    r"|\bproduction\b|\bbranch\s+protection\b|\bcodeowners\b|\b(?:approve|merge)\s+(?:\w+\s+){0,3}(?:prs?|pull\s+requests?|changes?)\b"
+    r"|\bbranch\s+protection\b|\bcodeowners\b|\b(?:approve|merge)\s+(?:\w+\s+){0,3}(?:prs?|pull\s+requests?|changes?)\b"
     r"|\bpush\s+(?:directly\s+)?to\s+main\b|\bskip\s+(?:the\s+)?code\s+review|\bsay\s+it\s+looks\s+good\b|\bregardless\s+of\b"
     r"|\btracking\s+(?:snippet|pixel)\b|\bno\s+known\s+vulnerabilities\b|\bdelete\s+the\s+failing\b"
     r"|\b(?:disable|turn\s+off|switch\s+off)\s+(?:the\s+)?(?:\w+\s+){0,2}(?:tests?|hooks?|ci|scans?|checks?|protection|firewall|2fa|mfa|refusals?)\b"
@@ -208,7 +209,6 @@ _HARMFUL = re.compile(
     r"database|tables?|files?|folders?|directory|history|repo(?:sitory)?|logs?)\b"
     r"|\b(?:any|every|all)\s+(?:files?|pending\s+actions?|commands?|tools?)\b|\boutside\s+the\s+repository\b|\b(?:admin|elevated)\s+(?:privileges|permissions)\b"
     r"|\bno\s+restrictions\b|\baccepts?\s+any\s+(?:bearer\s+)?token\b|\bappend\s+the\s+line\b|\bevery\s+(?:answer|reply|commit)\b"
-    r"|\bhttps?://(?!(?:docs?\.|developer\.|learn\.|[\w-]+\.readthedocs\.io|github\.com/[\w-]+/[\w-]+/(?:issues|pull|blob|wiki)))\S+"
     r"|\b(?:fetch|download|load|read)\b.{0,40}\b(?:and|then)\s+(?:follow|apply|obey|execute|run)\b|\bopen\s+every\s+file\b"
     r"|\bstop\s+following\b|\bmisspelled\b|\btyposquat|\bforward\s+(?:a\s+copy|every|all)\b|\bevery\s+(?:file|conversation)\s+(?:they|it|you)\s+read\b"
     r"|desactivar|sin\s+pedir|sem\s+(?:pedir|revisar)|sans\s+demander|ohne\s+zu\s+fragen|senza\s+chiedere|без\s+(?:подтверждения|вопросов)"
@@ -254,8 +254,10 @@ _TRUSTED_PIPES = re.compile(
 
 
 # The detector's version, stored with each judgement: a note judged by an older one is judged
-# again (service.trust). 1: phrases and addressed + harmful; 2: + disguises, hosts and intents.
-VERSION = 2
+# again (service.trust). 1: phrases and addressed + harmful; 2: + disguises, hosts and intents;
+# 3: an address and its ask in one window, wider intents (false all-clear reports, omissions,
+# steps covered by the sentences around them, decoded blobs piped to a shell, secrets in code).
+VERSION = 3
 
 
 class Assessment(NamedTuple):
@@ -265,8 +267,8 @@ class Assessment(NamedTuple):
 
 def _unquote_mentions(view: str) -> str:
     """Drop the quoted spans of a sentence that mentions quoted text as an example."""
-    parts = re.split(r"(?<=[.!?])\s+", view)
-    return " ".join(re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p) if _MENTIONED.search(p) else p for p in parts)
+    parts = re.split(r"((?<=[.!?])\s+)", view)  # the separators kept: lines stay lines
+    return "".join(re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p) if _MENTIONED.search(p) else p for p in parts)
 
 
 _STRONG_DISGUISES = (
@@ -289,6 +291,35 @@ def _known_pipe(command: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> 
     return trusted if not found else not any(hosts.outside(h, trusted_hosts) for _, h in found)
 
 
+_DOCS_URL = re.compile(
+    r"//(?:docs?|developer|developers|learn|wiki)\.|/(?:docs?|reference|manual|guide|api-docs)(?:/|$)", re.I
+)
+
+
+_FULL_URL = re.compile(r"https?://[^\s'\"`)<>\]]+", re.I)
+
+
+def _sends_outside(window: str, trusted_hosts: tuple[str, ...]) -> bool:
+    """A link to a host outside the project and the tools' own, other than documentation."""
+    for m in _FULL_URL.finditer(window):
+        found = hosts.urls(m.group(0))
+        if found and hosts.outside(found[0][1], trusted_hosts) and not _DOCS_URL.search(m.group(0)):
+            return True
+    return False
+
+
+_ROLE_TAG = re.compile(r"<\s*(user|human|assistant|developer)\s*>", re.I)
+
+
+def _placeholder_tag(view: str, m: re.Match[str]) -> bool:
+    """`<user>` in the middle of a line with no `</user>` anywhere: a placeholder in a command."""
+    tag = _ROLE_TAG.fullmatch(m.group(0).strip())
+    if not tag:
+        return False
+    line_start = view.rfind("\n", 0, m.start()) + 1
+    return bool(view[line_start : m.start()].strip()) and f"</{tag.group(1).lower()}" not in view
+
+
 def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | None:
     """The first rules: phrases that take over an assistant on their own, and addressed + harmful."""
     for reason, pattern in _STRONG:
@@ -299,12 +330,21 @@ def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | N
             continue
         if reason == "asks for credentials" and intent.negated(view, m.start()):
             continue  # "don't ask the user for real credentials"
+        if reason == "forged role or system marker" and _placeholder_tag(view, m):
+            continue  # "login <user> password <token>": a placeholder, not a role
+
         return reason
     m = _EXFIL.search(view)
     if m and not _NEGATED.search(view[: m.start()]):
         return "sends or shows a secret"
-    if _ADDRESSED.search(view) and _HARMFUL.search(view):
-        return "addresses the assistant and asks for something a project note never does"
+    for a in _ADDRESSED.finditer(view):
+        # What is asked comes with the address: in its sentence or the next, not anywhere in a long note.
+        window = view[max(0, a.start() - 120) : a.end() + 300]
+        if _HARMFUL.search(window):
+            return "addresses the assistant and asks for something a project note never does"
+    for a in lx.ADDRESSED_RE.finditer(view):  # in any language: then only a link out counts
+        if _sends_outside(view[a.start() : a.end() + 300], trusted_hosts):
+            return "addresses the assistant and asks for something a project note never does"
     return None
 
 

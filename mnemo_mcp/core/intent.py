@@ -21,7 +21,13 @@ from . import lexicon as lx
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])|\n+")
 _SECRET_AFTER = re.compile(r"^.{0,40}?(?:" + lx.SECRET + ")", re.I)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
-_HOSTPORT = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\b[\w-]+(?:\.[\w-]+)+:\d{2,5}\b")
+# host:port, not file:line ("email.py:31").
+_HOSTPORT = re.compile(
+    r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\b[\w-]+(?:\.[\w-]+)*\.(?!(?:py|js|mjs|cjs|ts|tsx|jsx|go|rb|rs|java|kt|c|h|cc|cpp|cs|"
+    r"php|sh|ya?ml|json|toml|md|txt|sql|html?|css|scss|vue|svelte|swift|ex|exs|erl|scala|lua|pl|r|ini|cfg|lock|log|tf):)"
+    r"[a-z][\w-]*:\d{2,5}\b",
+    re.I,
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -75,8 +81,15 @@ def _sends_secret(s: str, trusted: Iterable[str]) -> bool:
         if _outside_urls(tail, trusted) or _EMAIL.search(tail) or _HOSTPORT.search(tail):
             return True
         if lx.SINK_RE.search(tail) and lx.SECRET_RE.search(s[send.start() - 60 if send.start() > 60 else 0 :]):
-            return lx.ADDRESSED_RE.search(s) is not None or lx.USER_RE.search(s) is not None
+            ordered = _PUBLISH.match(send.group(0)) and _IMPERATIVE.search(s[: send.start()])
+            if lx.ADDRESSED_RE.search(s) or lx.USER_RE.search(s) or ordered:
+                return True
     return False
+
+
+# What comes before a verb said as an order: nothing much, or "..., and" / "then" / a colon.
+_IMPERATIVE = re.compile(r"(?:^[\s*>-]*|(?:,|;|:)\s+(?:and\s+|then\s+)?|\b(?:and|then)\s+)$")
+_PUBLISH = re.compile(r"post|paste|share|upload|publish|put|send|attach|include", re.I)
 
 
 def _reveals_prompt(s: str) -> bool:
@@ -85,6 +98,16 @@ def _reveals_prompt(s: str) -> bool:
         return False
     for verb in lx.REVEAL_RE.finditer(s):
         if abs(verb.start() - prompt.start()) <= 60 and not negated(s, min(verb.start(), prompt.start())):
+            return True
+    return False
+
+
+def _tells_all_clear(s: str) -> bool:
+    """ "Tell the user that the scan was clean", in any language: a report the note dictates."""
+    if not lx.USER_RE.search(s):
+        return False
+    for m in lx.SAY_THAT_RE.finditer(s):
+        if not negated(s, m.start(), m.end()) and lx.ALL_CLEAR_RE.search(s[max(0, m.start() - 80) : m.end() + 80]):
             return True
     return False
 
@@ -101,7 +124,7 @@ def _follows_remote(s: str, whole: str) -> bool:
 _PROSE = (
     ("hides what it does from the person", lambda s, w, t: _conceals(s)),
     ("puts itself above the person's requests", lambda s, w, t: bool(lx.PRECEDENCE_RE.search(s))),
-    ("tells the assistant to mislead the person", lambda s, w, t: bool(lx.DECEIVE_RE.search(s))),
+    ("tells the assistant to mislead the person", lambda s, w, t: bool(lx.DECEIVE_RE.search(s)) or _tells_all_clear(s)),
     ("asks for the assistant's own instructions", lambda s, w, t: _reveals_prompt(s)),
     ("follows instructions fetched from elsewhere", lambda s, w, t: _follows_remote(s, w)),
     ("asks the person for a secret", lambda s, w, t: _asks_for_secret(s)),
@@ -131,7 +154,7 @@ _PIPE = re.compile(
 )
 _SUBST = re.compile(r"(?:<\(|\$\()\s*" + _FETCH + r"[^)\n`]{0,200}?((?:https?|ftp)://[^\s)'\"`]+)", re.I)
 _REMOTE_EVAL = re.compile(
-    r"(?:eval|exec|assert|include|require|source|import)\s*\(?\s*(?:\$?\w+\s*\(\s*)*['\"]?((?:https?|ftp)://[^\s'\")]+)"
+    r"(?:eval|exec|assert|include|require|source|import)\s*\(?\s*(?:\$?[\w:.]+\s*\(\s*)*['\"]?((?:https?|ftp)://[^\s'\")]+)"
     r"|\b(?:deno\s+run|npx|bunx|msiexec\s+/i|start-process|invoke-item)\s+(?:-\S+\s+)*['\"]?((?:https?|ftp)://[^\s'\")]+)"
     r"|\bkubectl\s+(?:apply|create)\s+(?:-\S+\s+)*-f\s+((?:https?)://[^\s'\")]+)|\bbrew\s+tap\s+\S+\s+((?:https?)://\S+)"
     r"|\bhelm\s+(?:repo\s+add|install)\s+\S+\s+((?:https?)://\S+)",
@@ -142,10 +165,13 @@ _DOWNLOAD_RUN = re.compile(
     + r"[^\n]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n]{0,120}(?:&&|;|\n)\s*(?:sudo\s+)?(?:chmod\s+\+?[0-7x+]+|\./|(?:ba)?sh\s+\S)",
     re.I,
 )
+# A line that installs or points a package manager somewhere: the manager itself, or a config key
+# (`index-url =`, `registry:`, `"url":`, pre-commit's `repo:`), not the English words "add" or "see".
 _PACKAGE_LINE = re.compile(
     r"\b(?:pip3?|uv|pipx|poetry|pdm|conda|npm|pnpm|yarn|bun|gem|bundle|cargo|go\s+(?:get|install)|composer|apt(?:-get)?|dnf|yum|"
-    r"choco|winget|scoop|nuget|dotnet\s+add)\b|\b(?:registry|index-url|extra-index-url|find-links|replace-with|repositories|sources?|"
-    r"goproxy|proxy|mirror|tap|install|add|require)\b|\[registries\]|\"url\"\s*:",
+    r"choco|winget|scoop|nuget|dotnet\s+add|brew|helm|deno|npx)\b|(?<![.\w-])(?:registry|index-url|extra-index-url|find-links|"
+    r"replace-with|repositories|sources?|goproxy|proxy|mirror|url|repo|tap)\b[\"']?\s*[:=]|\[registries\]|"
+    r"(?:index-url|extra-index-url|registry|find-links)\s+[\"']?https?://|\bgit\+https?://",
     re.I,
 )
 _GO_MODULE = re.compile(r"\bgo\s+(?:install|get)\s+(?:-\S+\s+)*([\w-]+(?:\.[\w-]+)+)/\S+", re.I)
@@ -157,6 +183,8 @@ _INSECURE = re.compile(
 _HIDDEN_CODE = re.compile(
     r"\b(?:exec|eval|iex|invoke-expression|os\.system|subprocess\.\w+|new\s+function|function)\s*\(?[^\n]{0,240}?"
     r"(?:b64decode|base64|atob|fromhex|unhexlify|codecs\.decode|\[::-1\]|reverse\(\)|fromcharcode|decompress|rot.?13|\.join\()"
+    r"|\b(?:base64\s+(?:-d|-D|--decode)|xxd\s+-r|openssl\s+(?:base64|enc)\b[^|\n]*\s-d)\b[^\n]*\|\s*(?:sudo\s+)?"
+    r"(?:(?:ba|z|da|k)?sh|python[\d.]*|perl|ruby|node)\b"
     r"|-enc(?:odedcommand)?\s+[a-z0-9+/=]{20,}|\biex\s+[\"']?\$\w+\$\w+|\bbase64\s+(?:-d|--decode)\b[^\n]*>\s*(\S+)[^\n]*(?:&&|;)\s*(?:ba)?sh\s+\1",
     re.I,
 )
@@ -189,7 +217,8 @@ def _installs_from_outside(text: str, trusted: Iterable[str]) -> bool:
         for url, host in _hosts.urls(line):
             if _hosts.outside(host, trusted) or (url.startswith("http://") and _hosts.kind(host, trusted) != "local"):
                 return True
-        if (m := _GO_MODULE.search(line)) and _hosts.outside(m.group(1), trusted):
+        # Go modules are named by their hosts (vanity domains are normal): only a bare address counts.
+        if (m := _GO_MODULE.search(line)) and _hosts.kind(m.group(1), trusted) == "address":
             return True
     for m in _INSECURE.finditer(text):
         if not m.group(1) or _hosts.outside(_hosts.host_of(m.group(1)), trusted):
@@ -198,17 +227,22 @@ def _installs_from_outside(text: str, trusted: Iterable[str]) -> bool:
 
 
 _NET_SEND = re.compile(
-    r"\b(?:requests|httpx|session|client|axios|http|got|ky|superagent)\.(?:post|put|patch|request)\s*\(|\burlopen\s*\(|\burllib\.request\b|"
+    r"\b(?:requests|httpx|session|client|axios|https?|got|ky|superagent|aiohttp|urllib3|pool)\.(?:post|put|patch|request)\s*\(|\burlopen\s*\(|\burllib\.request\b|"
     r"\bfetch\s*\(|\bsendbeacon\s*\(|\bxmlhttprequest\b|\bcurl\b[^\n]*(?:\s-d\b|\s--data\S*|\s-f\b|\s--form\b|\s-t\b|--upload-file)|"
     r"\|\s*(?:nc|ncat|netcat|socat)\s+\S+|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*\S+\s+\d{2,5}\b|\binvoke-restmethod\b[^\n]*-body|"
-    r"\bwget\b[^\n]*--post-(?:data|file)|\bsocket\.send|\bsmtplib\b",
+    r"\bwget\b[^\n]*--post-(?:data|file)|\bsocket\.send|\bsmtplib\b|\b(?:curl|wget)\b[^\n]*[?&][\w-]+=\$|"
+    r"\b(?:scp|rsync)\b[^\n]*\s[\w.-]*@?[\w-]+(?:\.[\w-]+)+:",
     re.I,
 )
+_RELATIVE_CALL = re.compile(r"[^\n(]{0,40}\(\s*[`'\"](?:/(?!/)|\./|\.\./)")
 _AUTH_PATH = re.compile(
     r"/(?:auth|login|signin|sign-in|oauth\d?|token|sso|session/new|v\d+/me)\b|//(?:auth|login|sso|id|idp|accounts)\.",
     re.I,
 )
-_HEADERS = re.compile(r"headers\s*[:=]\s*\{[^}]*\}|-h\s+['\"][^'\"]*['\"]|authorization[^,\n]*", re.I)
+# Headers the call sets (its own credentials for the API it calls), not ones read from a request.
+_HEADERS = re.compile(
+    r"headers\s*[:=]\s*\{[^}]*\}|-h\s+['\"][^'\"]*['\"]|['\"]?authorization['\"]?\s*[:=]\s*[^,\n]*", re.I
+)
 _WHOLE_ENV = re.compile(
     r"\bdict\(os\.environ\)|\bos\.environ\b(?!\s*[\[.]\s*(?:get|\[))|json\.stringify\(\s*process\.env\s*\)|\bprocess\.env\s*[,})]|"
     r"\"\$\(env\)\"|\$\(env\)|\benv\s*\||\bprintenv\s*(?:\||>)|\bget-childitem\s+env:|\bset\s*\|\s*curl",
@@ -216,10 +250,18 @@ _WHOLE_ENV = re.compile(
 )
 
 
+# Secrets as code holds them: a request's own credentials, a connection string, CI's secrets.
+_CODE_SECRET = re.compile(
+    r"header\w*\.get\(\s*['\"](?:authorization|cookie|x-api-key)|headers\[\s*['\"](?:authorization|cookie)|\bdsn\b|database_url|"
+    r"connection[\s_]?string|tojson\(\s*secrets\s*\)|\$\{\{\s*secrets\.",
+    re.I,
+)
+
+
 def _payload(text: str, m: re.Match[str]) -> tuple[str, str]:
     """(what the call sends, where it sends it): for a shell command its own line, pipes into it
     included; for a call in code the surrounding lines of the same paragraph."""
-    if re.match(r"curl|wget|\||nc|ncat|netcat|invoke-restmethod", m.group(0), re.I):
+    if re.match(r"curl|wget|\||nc|ncat|netcat|invoke-restmethod|scp|rsync", m.group(0), re.I):
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
         line = text[start : len(text) if end < 0 else end]
@@ -234,27 +276,34 @@ def _payload(text: str, m: re.Match[str]) -> tuple[str, str]:
 
 def _leaks_in_code(text: str, trusted: Iterable[str]) -> bool:
     """A network call that carries a secret to somewhere that is not an auth endpoint or local."""
+    text = text.replace("\\\n", " ")  # a shell command continued over lines is one line
     for m in _NET_SEND.finditer(text):
         window, after = _payload(text, m)
+        if _RELATIVE_CALL.match(after):
+            continue  # fetch("/api/login"): the page's own server
         found = _hosts.urls(after)
         dest = [u for u, h in found if _hosts.kind(h, trusted) != "local" and not _AUTH_PATH.search(u)]
         if found and not dest:
             continue
         payload = _HEADERS.sub(" ", window)
-        if _WHOLE_ENV.search(payload) or lx.SECRET_RE.search(payload):
+        if _WHOLE_ENV.search(payload) or lx.SECRET_RE.search(payload) or _CODE_SECRET.search(payload):
             return True
     return False
 
 
+_TOOL = re.compile(r"\bmemory_(?:write|update|delete|forget|rate|feedback)\w*|\bmcp__\w+__\w+", re.I)
+
+
 def _tool_coercion(s: str) -> bool:
     """Memory or MCP tools used in bulk, with borrowed authority, or against the person's review."""
-    tool = re.search(r"\bmemory_(?:write|update|delete|forget|rate|feedback)\w*|\bmcp__\w+__\w+", s, re.I)
+    tool = _TOOL.search(s)
     if not tool or negated(s, tool.start()):
         return False
     name = tool.group(0).lower()
     bulk = re.search(
         r"\b(?:every|all|any|each)\b|trusted|admin\s+note|pre-?approved|precedence|rewrite|so\s+that\s+it\s+says|without\s+"
-        r"(?:commenting|asking|review)|on\s+behalf|approved|ship\s+it|wontfix|\.env|credentials|secrets?|/etc/",
+        r"(?:commenting|asking|review)|on\s+behalf|approved|ship\s+it|wontfix|\.env|credentials|secrets?|/etc/|"
+        r"(?:don'?t|do\s+not|doesn'?t|no)\s+need\s+(?:a\s+)?(?:human\s+)?reviews?|right\s+away",
         s,
         re.I,
     )
@@ -272,23 +321,40 @@ _WEAKEN = re.compile(
     r"\bgit\s+push\s+(?:\S+\s+){0,2}(?:-f\b|--force\b)(?!-with-lease)|core\.hookspath|\bpre-commit\s+uninstall\b|--no-verify\b|"
     r"\bskip_\w+=1\b|\bhusky=0\b|\bgh\s+workflow\s+disable\b|continue-on-error:\s*true|\bcodeowners\b|\bbranch\s+protection\b|"
     r"\b(?:disable|disables|disabling|remove|removes|delete|deletes|skip|skips|bypass|bypasses|uninstall|turn\s+off|turns\s+off|"
-    r"switch\s+off)\s+(?:the\s+|all\s+|any\s+|its\s+|their\s+|local\s+)?(?:\S+\s+){0,2}(?:hooks?|pre-commit|tests?|ci|checks?|scans?|"
+    r"switch\s+off|comment(?:s|ing)?\s+out)\s+(?:the\s+|all\s+|any\s+|its\s+|their\s+|local\s+|that\s+)?(?:\S+\s+){0,2}[\"'`]?(?:hooks?|pre-commit|tests?|ci|checks?|scans?|"
     r"scanners?|security|signatures?|signature\s+check|protection|2fa|mfa|firewall|network\s*polic\w*|egress|sandbox|linters?|reviews?|"
     r"warnings?|workflows?|job)\b|bypasspermissions|dangerously-skip-permissions|--yolo\b|\"defaultmode\"|"
     r"\"allow\"\s*:\s*\[[^\]]*bash\((?:\*|curl|rm|git\s+push|sudo|:)|-?-auto-approve\b|\bkubectl\s+(?:-n\s+\S+\s+)?delete\s+"
     r"(?:networkpolic\w*|psp|podsecuritypolic\w*|clusterrolebinding|secrets?)|\bgrant\s+(?:\S+\s+)?(?:owner|admin)\b|"
     r"permission=(?:admin|maintain)|\bas\s+(?:an?\s+)?(?:owner|admin)\b|\b(?:add|adds|append|appends|write|writes|put|puts|drop|"
-    r"edit|edits|set|sets|insert|inserts)\b[^\n]{0,80}(?:~/\.(?:bashrc|zshrc|profile|bash_profile)|\.claude/settings(?:\.local)?\.json)|\bdeny\"?\s*:\s*\[\s*\]|\bsecurity\s+warnings\b",
+    r"edit|edits|set|sets|insert|inserts)\b[^\n]{0,80}(?:~/\.(?:bashrc|zshrc|profile|bash_profile)|\.claude/settings(?:\.local)?\.json)|\bdeny\"?\s*:\s*\[\s*\]|\bsecurity\s+warnings\b"
+    r"|-x\s+delete\b[^\n]*/protection\b|\bkubectl\s+delete\s+\S+\s+(?:\S+\s+)*?--all\b|\bpull_request_target\b|permissions:\s*write-all|"
+    r"secrets:\s*inherit|authorized_keys\b|\bnopasswd\b|\bgit\s+remote\s+(?:add|set-url)\b|\bgit\s+push\s+https?://|"
+    r"\b(?:change|edit|update|rewrite|loosen)\s+(?:the\s+)?(?:assertions?|expected\s+values?|thresholds?|snapshots?)\s+(?:so|until|to\s+match)|"
+    r"\bcreate\s+clusterrolebinding\b[^\n]*cluster-admin|\bcommit\s+[^\n]{0,40}--author[= ]|\bcluster-admin\b|"
+    r"\bapprove\w*\s+(?:the\s+)?(?:pending\s+)?(?:oauth\s+)?(?:grant|consent|authori[sz]ation)\b|\ball\s+requested\s+scopes\b|\badmin:org\b",
     re.I,
 )
+# The assistant's own guard (hooks, permissions) taken out of an agent's settings: no cover needed.
+_AGENT_SETTINGS = re.compile(r"\.claude/settings|\.codex/config|\.gemini/settings|opencode\.jsonc?\b|\.cursor/", re.I)
+_DROPS_GUARD = re.compile(
+    r"\b(?:remove|removes|delete|deletes|drop|drops|disable|disables|strip|strips|empty|clear)\s+(?:\S+\s+){0,3}[\"'`]?"
+    r"(?:hooks|pretooluse|permissions|deny|guard|sandbox)\b",
+    re.I,
+)
+_AS_THE_USER = re.compile(r"\bas\s+the\s+user\b|\blogged\s+in\s+as\b", re.I)
 
 
-def _weakens(s: str) -> bool:
+def _weakens(s: str, around: str) -> bool:
+    """An unsafe step, with the cover that makes it an instruction (in the sentence or the ones
+    around it: "Do it without asking" often follows the step it covers)."""
+    if _AGENT_SETTINGS.search(s) and (m := _DROPS_GUARD.search(s)) and not negated(s, m.start()):
+        return True
     m = _WEAKEN.search(s)
     if not m or negated(s, m.start()):
         return False
-    cover = (lx.NO_CONFIRM_RE, lx.POLICY_RE, lx.ADDRESSED_RE, lx.CONCEAL_RE)
-    return any(p.search(s) for p in cover)
+    cover = (lx.NO_CONFIRM_RE, lx.POLICY_RE, lx.ADDRESSED_RE, lx.CONCEAL_RE, _AS_THE_USER)
+    return any(p.search(s) or p.search(around) for p in cover)
 
 
 def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
@@ -302,10 +368,10 @@ def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
         return "sends a secret out"
     parts = sentences(text)
     for i, s in enumerate(parts):
-        if _tool_coercion(s):
+        around = " ".join(parts[max(0, i - 1) : i] + parts[i + 1 : i + 3])
+        if _tool_coercion(s) or (_TOOL.search(s) and _tool_coercion(s + " " + around)):
             return "turns the assistant's tools against the person"
-        pair = s if i == 0 else parts[i - 1] + " " + s
-        if _weakens(s) or (_WEAKEN.search(s) and _weakens(pair)):
+        if _weakens(s, around):
             return "weakens the project's safety under cover of a rule"
     return None
 

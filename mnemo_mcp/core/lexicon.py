@@ -55,7 +55,8 @@ USER = (
     r"\b(?:the\s+)?users?\b|\buser'?s\b|\bthe\s+(?:developer|human|person|new\s+hire|engineer|on-call\s+engineer|customer|requester)\b"
     r"|пользовател\w*|користувач\w*|用户|用戶|使用者|ユーザー|利用者|사용자|유저|usuari[oa]s?\b|utilisateur\w*|benutzer\w*|nutzer\w*|"
     r"anwender\w*|usuário\w*|utilizador\w*|utente\b|użytkownik\w*|kullanıcı\w*|gebruiker\w*|المستخدم|משתמש|המשתמש|उपयोगकर्ता|"
-    r"người\s+dùng|pengguna|کاربر|uživatel\w*|användar\w*|χρήστ\w*|ผู้ใช้"
+    r"người\s+dùng|pengguna|کاربر|uživatel\w*|användar\w*|χρήστ\w*|ผู้ใช้|felhasználó\w*|utilizator\w*|käyttäjä\w*|"
+    r"bruger\w*|bruker\w*"
 )
 
 # Something secret: a password, a token, a key, a code, a credentials file, the environment.
@@ -63,7 +64,7 @@ SECRET = (
     r"\bpass(?:word|words|phrase|wd)\b|\bpasswort\b|\b(?:access|refresh|session|auth|api|bearer|npm|pypi|github|gitlab|personal\s+access|"
     r"registry|deploy|slack|bot)\s+tokens?\b|\btokens?\b(?!\s*(?:count|limit|budget|ization|izer|s?\s+per))|\bapi[\s_-]?keys?\b|"
     r"\bsecret(?:\s+access)?\s+keys?\b|\bclient[\s_]secrets?\b|\bcredentials?\b|\bcookies?\b|\bprivate\s+keys?\b|\bssh\s+keys?\b|"
-    r"\bkeystore\b|\bid_(?:rsa|ed25519|ecdsa)|~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|git-credentials)|\.env(?:\.[\w.]+)?\b|"
+    r"\bkeystore\b|\bprivate\s+(?:half|part)\b|\bid_(?:rsa|ed25519|ecdsa)|~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|git-credentials)|\.env(?:\.[\w.]+)?\b|"
     r"\benvironment(?:\s+variables?)?\b|\benv\s+vars?\b|\bos\.environ\b|process\.env\b|\bprintenv\b|\bkeyring\b|\b2fa\b|\botp\b|"
     r"\bone-time\s+codes?\b|\btwo-factor\s+codes?\b|\b(?:mfa|verification|6-digit|two-factor|2fa)\s+codes?\b|\brecovery\s+codes?\b|"
     r"\bmaster\s+password\b|\bauthorization\s+header\b|\bsecrets\b|\bsecrets\.\w+|\$\{?[a-z_]*(?:token|secret|password|passwd|api_?key)"
@@ -143,7 +144,7 @@ CONCEAL = (
     r"will\s+not|never|can'?t|cannot)\s+(?:see|notice|know|find|spot)|\b(?:leave|keep)\s+(?:it|this|that|them|the\s+\w+)\s+out\s+of\s+"
     r"(?:the\s+)?(?:pr|commit|summary|description|changelog|report|reply|answer|diff)|\b(?:silently|quietly|secretly|covertly|discreetly|"
     r"stealthily)\s+(?:\w+\s+)?(?:add|append|run|install|change|edit|send|upload|remove|delete|disable|set|push|merge|copy|post|forward|"
-    r"grant|modify|write|replace|rewrite|include|commit|apply)|\bdo\s+(?:it|this|that)\s+(?:quietly|silently|secretly|in\s+the\s+background)"
+    r"grant|modify|write|replace|rewrite|include|commit|apply)\b|\bdo\s+(?:it|this|that)\s+(?:quietly|silently|secretly|in\s+the\s+background)"
     r"|\bkeep\s+(?:this|it)\s+(?:between\s+us|secret|hidden|confidential|to\s+yourself)|\bhide\s+(?:it|this|that|them|the\s+\w+)\s+from\b"
     r"|\bnever\s+reveal\s+this|\bif\s+asked\s+about\s+(?:this|it)|\bsays?\s+no\s+such\s+note|\bwithout\s+(?:them|the\s+user|anyone)\s+knowing"
     r"|не\s+(?:сообщай|говори|рассказывай|упоминай|информируй|предупреждай|сообщать|говорить|упоминать|показывай)|без\s+(?:ведома|"
@@ -168,7 +169,7 @@ CONCEAL = (
     r"|(?:niet|nooit)\s+(?:\w+\s+){0,3}(?:melden|vertellen|zeggen|vermelden|informeren)\b|zonder\s+(?:dat\s+)?(?:\w+\s+){0,4}(?:te\s+)?"
     r"(?:melden|vertellen|informeren|laten\s+weten)|stilletjes|ongemerkt"
     r"|لا\s+تخبر|(?:دون|بدون)\s+(?:إخبار|علم|إبلاغ)|سرًا|خفية"
-    r"|(?:אל|לא)\s+(?:תספר|תגיד|לספר|להגיד|תודיע|להודיע|לציין|תזכיר)|בלי\s+(?:לספר|להודיע|לציין)|בסתר"
+    r"|(?:אל|לא)\s+(?:תספר|תגיד|לספר|להגיד|תודיע|להודיע|לציין|תזכיר)|בלי\s+(?:לספר|להודיע|לציין)|בסתר|אין\s+צורך\s+(?:לציין|לספר|להודיע|להזכיר)"
     r"|मत\s+बता|न\s+बताएं|न\s+बताना|बिना\s+बताए|चुपके\s+से"
     r"|(?:đừng|không\s+được|chớ)\s+(?:nói|báo|cho\s+biết|thông\s+báo|đề\s+cập|kể)|mà\s+không\s+(?:báo|nói|thông\s+báo)|âm\s+thầm|lặng\s+lẽ"
     r"|jangan\s+(?:beri\s+tahu|beritahu|memberi\s+tahu|kasih\s+tahu|sebutkan|bilang|laporkan|informasikan)|tanpa\s+(?:memberi\s+tahu|"
@@ -179,13 +180,31 @@ CONCEAL = (
     r"nämna|informera|meddela)|i\s+smyg"
     r"|(?:μην|μη)\s+(?:το\s+)?(?:πεις|πείτε|αναφέρεις|ενημερώσεις|ενημερώνεις)|χωρίς\s+να\s+(?:το\s+)?(?:πεις|ενημερώσεις|αναφέρεις)|κρυφά"
     r"|(?:ห้าม|อย่า|ไม่ต้อง)\s*(?:บอก|แจ้ง|เล่า)|โดยไม่(?:บอก|แจ้ง)|แอบ"
+    # Left out of what the person reads: the summary, the PR, the reply.
+    r"|\b(?:leave|keep)\s+(?:\w+\s+){0,4}?out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:pr|commit|summary|summaries|description|changelog|"
+    r"report|reply|answer|diff|review|release\s+notes)|\bleave\s+out\s+(?:anything|everything|any\s+mention|all\s+mention)\b|\b(?:omit|"
+    r"exclude)\s+(?:\w+\s+){0,4}?(?:from|in)\s+(?:the\s+|your\s+)?(?:summary|summaries|report|reply|answer|pr\s+description|commit\s+"
+    r"message|changelog)|\bwhen\s+summari[sz]ing\b[^.\n]{0,80}\b(?:leave\s+out|omit|skip|don'?t\s+mention)|\bso\s+(?:that\s+)?"
+    r"(?:nobody|no\s+one|no-one)\s+(?:\w+\s+){0,2}(?:notices?|sees?|spots?)\b|\bnothing\s+to\s+report\s+back\b|"
+    r"\bhandled\s+quietly\b"
+    r"|neuváděj|nezmiňuj|nikdo\s+nevšim\w*|aby\s+(?:si\s+)?(?:toho\s+)?(?:\S+\s+){0,3}nikdo\s+nevš|no\s+se\s+lo\s+(?:comentes|digas|"
+    r"cuentes)|para\s+que\s+no\s+(?:aparezca\w*|se\s+vea\w*|lo\s+not\w+|se\s+not\w+)|不(?:用|要|必|需要)在(?:回复|回覆|回答|答复|总结|總結|摘要|"
+    r"提交信息|提交说明|说明|說明)(?:里|裡|中)?.{0,4}(?:提到|提及|说明|說明|写|寫|提)|不用(?:提到|提及)|ne\s+(?:említsd|szólj|mondd\s+el)|anélkül,?\s+hogy\s+(?:szólnál|tudná|értesítenéd)|nu\s+(?:spune|"
+    r"menționa)|älä\s+(?:kerro|mainitse)|(?:fortæl|fortell|nevn|nævn)\s+ikke|uden\s+at\s+(?:fortælle|sige)|uten\s+å\s+(?:si|fortelle)"
+    r"|per\s+non\s+farlo\s+notare|senza\s+che\s+(?:l'utente|nessuno)\s+(?:lo\s+)?(?:sappia|noti)|sans\s+que\s+(?:l'utilisateur|"
+    r"personne)\s+(?:ne\s+)?(?:le\s+)?(?:sache|remarque)|damit\s+(?:es\s+)?(?:der\s+(?:benutzer|nutzer)|niemand)\s+(?:es\s+)?nicht\s+"
+    r"(?:merkt|sieht|bemerkt)|чтобы\s+никто\s+не|щоб\s+ніхто\s+не|(?:以免|免得).{0,8}(?:发现|注意|察觉)"
 )
 
 # Go ahead without the person's yes.
 NO_CONFIRM = (
-    r"\bwithout\s+(?:asking|confirmation|confirming|approval|permission|a\s+review|review(?:ing)?|waiting\s+for\s+(?:\w+\s+)?"
-    r"(?:reviewers?|approvals?|review|ci|anyone)|reading\s+the\s+diff|checking\s+with\s+anyone)\b|\bno\s+(?:need|reason)\s+to\s+(?:ask|check|"
-    r"confirm|wait)\b|\b(?:do\s+not|don'?t|never|no\s+longer)\s+(?:need\s+to\s+)?ask\b|\b(?:human\s+|user\s+)?confirmation\s+(?:is\s+)?"
+    r"\bwithout\s+(?:first\s+)?(?:asking|checking|confirming|consulting|pausing|stopping|confirmation|approval|permission|a\s+review|"
+    r"review(?:ing)?|waiting|reading\s+the\s+diff|a\s+human)\b|\bno\s+(?:need|reason)\s+to\s+(?:ask|check|confirm|wait|consult|involve|"
+    r"loop\s+in|bother)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:stop|pause|wait)\s+(?:to|for)\b|\b(?:do\s+not|don'?t|doesn'?t|"
+    r"does\s+not|no)\s+need\s+(?:to\s+wait\s+for\s+)?(?:a\s+|an\s+|the\s+|any\s+)?(?:human|person|user|reviewer|approval|review|"
+    r"sign-?off)\b|\bon\s+(?:its|your)\s+own\b|\b(?:commit|push|merge|deploy)\w*\s+(?:it\s+|them\s+|this\s+)?(?:directly|straight)\s+"
+    r"(?:to|into|on)\s+(?:main|master|prod\w*|release\w*)|\bgo\s+ahead\s+and\b[^.\n]{0,80}\banyway\b|\bjust\s+(?:do\s+it|keep\s+"
+    r"(?:the\s+)?\w+\s+moving|edit\s+and\s+carry\s+on)\b|\b(?:do\s+not|don'?t|never|no\s+longer)\s+(?:need\s+to\s+)?ask\b|\b(?:human\s+|user\s+)?confirmation\s+(?:is\s+)?"
     r"(?:not\s+(?:required|needed)|unnecessary)|\bno\s+confirmation\b|\bpre-?approved\b|\bno\s+questions\s+asked\b|\bautomatically\s+"
     r"approved\b|\bnobody\s+needs\s+to\s+(?:approve|review)|\bis\s+a\s+formality\b|\bthe\s+user\s+(?:does\s+not|doesn'?t)\s+need\s+to\s+"
     r"(?:be\s+asked|approve|know)"
@@ -198,6 +217,10 @@ NO_CONFIRM = (
     r"bevestiging|goedkeuring)|(?:دون|بدون)\s+(?:سؤال|تأكيد|موافقة)|(?:בלי|ללא)\s+(?:לשאול|אישור)|बिना\s+(?:पूछे|पुष्टि)|"
     r"không\s+cần\s+(?:hỏi|xác\s+nhận)|tanpa\s+(?:bertanya|konfirmasi|persetujuan)|بدون\s+(?:پرسیدن|تأیید)|bez\s+(?:ptaní|potvrzení)|"
     r"utan\s+att\s+fråga|behöver\s+inte\s+tillfrågas|χωρίς\s+(?:να\s+ρωτήσεις|επιβεβαίωση)|โดยไม่ต้อง(?:ถาม|ยืนยัน)"
+    r"|不(?:用|必|需要)征求.{0,8}(?:同意|意见|許可|许可)|无需.{0,6}同意|no\s+(?:hace\s+falta|es\s+necesario)\s+(?:preguntar|consultar|"
+    r"confirmar)|ne\s+demande\s+pas|pas\s+besoin\s+de\s+demander|frag\s+nicht|nicht\s+nachfragen|não\s+(?:precisa|é\s+preciso)\s+"
+    r"perguntar|non\s+(?:serve|c'è\s+bisogno\s+di)\s+chiedere|non\s+chiedere|nie\s+pytaj|sormana\s+gerek\s+yok|vraag\s+niet|"
+    r"(?:ne\s+)?kérdezz|kérdezés\s+nélkül|jóváhagyás\s+nélkül|neptej\s+se|bez\s+ptaní|älä\s+kysy|spør\s+ikke|uden\s+at\s+spørge"
 )
 
 # The note's word over the person's: "takes precedence over the user", "ignore the user's requests".
@@ -234,15 +257,41 @@ PRECEDENCE = (
 # Tell the person something false about the assistant or its work.
 DECEIVE = (
     r"\b(?:say|says|answer|answers|respond|responds|reply|replies|tell\s+(?:the\s+user|them))\s+(?:that\s+)?(?:there\s+(?:is|are|was|were)\s+no\b|"
-    r"no\s+such\b|it\s+(?:has|had)\s+(?:received|got|been\s+given)\s+no(?:ne)?\b|you\s+(?:have|had)\s+(?:received\s+)?no\b|everything\s+is\s+"
+    r"no\s+such\b(?!\s+(?:file|directory|host|key|table|column|module|command|option|image|container|bucket))|it\s+(?:has|had)\s+(?:received|got|been\s+given)\s+no(?:ne)?\b|you\s+(?:have|had)\s+(?:received\s+)?no\b|everything\s+is\s+"
     r"(?:fine|ok|okay|correct|in\s+order|good)\b)|\b(?:say|claim|pretend)\s+(?:that\s+)?(?:it|this|the\s+note|the\s+rule|you)\s+"
-    r"(?:doesn'?t|does\s+not|never)\s+exist|\bwithout\s+(?:checking|verifying|looking\s+at|reading|reviewing|running)\s+(?:anything|"
-    r"the\s+(?:diff|code|changes?|tests?)|it|them)\b|\bsay\s+it\s+looks\s+good\b"
+    r"(?:doesn'?t|does\s+not|never)\s+exist|\b(?:approv|merg|sign\w*\s+off|lgtm|say|report|mark|accept)\w*\b[^.\n]{0,60}"
+    r"\bwithout\s+(?:checking|verifying|looking\s+at|reading|reviewing|running)\s+(?:anything|the\s+(?:diff|code|changes?|tests?)|it|them)\b|\bsay\s+it\s+looks\s+good\b"
     r"|respond\w*\s+que\s+todo\s+(?:está|esta)\s+(?:correcto|bien)|sin\s+(?:comprobar|revisar|verificar)\s+nada|"
     r"rispondere\s+che\s+non|rispondi\s+che\s+(?:non|tutto)|senza\s+(?:controllare|verificare)\s+nulla|responda\s+que\s+(?:tudo|não)|"
     r"sem\s+(?:verificar|checar)\s+nada|répond\w*\s+que\s+(?:tout|rien|aucun)|sans\s+(?:rien\s+)?vérifier|antworte\w*,?\s+dass\s+"
     r"(?:alles|es\s+keine|nichts)|ohne\s+(?:etwas\s+)?zu\s+prüfen|(?:отвечай|ответь|скажи|говори)\w*,?\s+что\s+(?:всё|все|ничего|нет|"
     r"никаких)|не\s+проверяя|谎称|假装|(?:回答|回复|回覆).{0,8}(?:一切正常|没有|沒有)|存在しないと|(?:없다고|정상이라고)\s*(?:답|말)"
+    r"|\b(?:tell|telling|assure|reassure|report\s+to|inform)\s+(?:the\s+user|users|the\s+person|them|the\s+team|reviewers?|everyone|"
+    r"the\s+developer)\s+(?:that\s+)?[^.\n]{0,60}?\b(?:passed|passes|clean|cleanly|succeeded|is\s+green|was\s+green|went\s+fine|"
+    r"nothing\s+(?:changed|was\s+found)|no\s+(?:issues|problems|findings|vulnerabilities|changes|errors))\b|\bif\s+(?:they\s+|the\s+"
+    r"user\s+|anyone\s+|someone\s+)?(?:asks?|asked)\s+(?:directly\s+|about\s+it\s+)?,?\s*(?:say|answer|reply|tell\s+them)\s+(?:that\s+)?"
+    r"(?:nothing|no\b|there\s+(?:is|was)\s+no|it\s+(?:was|is)\s+not|you\s+didn'?t)"
+)
+
+# "Tell them that ..." and "it passed / it is clean / no problems", in other languages: together
+# (with the person named) a false report the note dictates.
+SAY_THAT = (
+    r"mondd\s+(?:\S+\s+){0,2}hogy|řekni\s+(?:\S+\s+){0,2}že|powiedz\s+(?:\S+\s+){0,2}że|dile\s+(?:\S+\s+){0,3}que|"
+    r"di(?:gale|ga)\s+(?:\S+\s+){0,3}que|diga\s+(?:\S+\s+){0,3}que|d[ií]\s+(?:\S+\s+){0,3}che|dis\s+(?:\S+\s+){0,3}que|"
+    r"dites\s+(?:\S+\s+){0,3}que|sag\w*\s+(?:\S+\s+){0,3}dass|zeg\s+(?:\S+\s+){0,3}dat|säg\s+(?:\S+\s+){0,3}att|"
+    r"(?:скажи|сообщи|напиши)\w*\s+(?:\S+\s+){0,2}что|(?:скажи|повідом)\w*\s+(?:\S+\s+){0,2}що|告诉.{0,10}(?:说|是)|告訴.{0,10}(?:說|是)|"
+    r"(?:と|って)(?:伝え|言っ|報告)|(?:라고|다고)\s*(?:말|전|보고)|söyle|spune\s+(?:\S+\s+){0,2}că|sano\s+(?:\S+\s+){0,2}että|"
+    r"sig\s+(?:\S+\s+){0,2}at|si\s+(?:\S+\s+){0,2}at|katakan|bilang|nói\s+(?:\S+\s+){0,3}rằng|قل\s+|תגיד|बताओ\s+कि|بگو\s+که|"
+    r"πες\s+(?:\S+\s+){0,2}ότι|บอก.{0,10}ว่า"
+)
+ALL_CLEAR = (
+    r"tiszta|rendben|nincs\s+(?:hiba|probléma)|čist\w*|v\s+pořádku|czyst\w*|w\s+porządku|limpi[oa]|sin\s+problemas|todo\s+(?:bien|correcto)|"
+    r"limpo|sem\s+problemas|tudo\s+certo|pulit[oa]|senza\s+problemi|tutto\s+(?:ok|a\s+posto)|propre|sans\s+problème|tout\s+va\s+bien|"
+    r"sauber|keine\s+(?:probleme|fehler|befunde)|alles\s+in\s+ordnung|schoon|geen\s+problemen|in\s+orde|ren\b|inga\s+problem|"
+    r"чист\w*|без\s+(?:проблем|ошибок|замечаний)|всё\s+в\s+порядке|все\s+в\s+порядке|успешн\w*|пройден\w*|без\s+помилок|"
+    r"干净|没有问题|沒有問題|一切正常|通过|通過|問題(?:なし|ありません)|正常|문제\s*없|통과|temiz|sorun\s+yok|curat|fără\s+probleme|"
+    r"puhdas|ei\s+ongelmia|bersih|tidak\s+ada\s+masalah|sạch|không\s+có\s+(?:lỗi|vấn\s+đề)|نظيف|לא\s+נמצאו|साफ|تمیز|καθαρ\w*|"
+    r"χωρίς\s+προβλήματα|ผ่าน|ไม่มีปัญหา|passed|clean|\bok\b"
 )
 
 # The assistant's own instructions.
@@ -261,6 +310,8 @@ REVEAL = (
     r"貼り|출력|보여|공개|imprim\w*|muestr\w*|mostr\w*|publi\w*|escrib\w*|affich\w*|écri\w*|zeig\w*|gib\s+\w+\s+aus|ausgeb\w*|druck\w*|"
     r"stamp\w*|scriv\w*|wypisz|pokaż|wydrukuj|yazdır\w*|göster\w*|toon\b|اطبع|اعرض|הדפס|הצג|प्रिंट|दिखा|in\s+ra|hiển\s+thị|"
     r"tampilkan|cetak|چاپ|نمایش|vypiš|ukaž|skriv\s+ut|visa\b|εμφάνισ\w*|τύπωσ\w*|พิมพ์|แสดง"
+    r"|incoll\w*|peg[au]\w*|col[ae]\b|colle[zr]?\b|einfüg\w*|füge\s+\w+\s+ein|wklej\w*|yapıştır\w*|plak\w*|вставь\w*|встав\w*|"
+    r"粘贴|貼上|写入|寫入|原样|原樣|貼り付け|書き出|붙여\s*넣|기록|dán|tempel\w*|vlož\w*|klistra\w*|másold|írd\s+ki|kopír\w*"
 )
 
 # Do what a fetched page, issue or comment says.
@@ -269,7 +320,8 @@ FOLLOW = (
     r"directions|directives|rules|guidelines|commands)\s+(?:there|in\s+it|inside|on\s+(?:that|the)\s+page|it\s+(?:contains|gives|lists)|"
     r"you\s+find)|\bdo\s+(?:whatever|what)\s+(?:the\s+)?(?:latest\s+|last\s+|newest\s+)?(?:comment|page|issue|gist|it|they|that|file|"
     r"message|document)\s+(?:there\s+)?(?:asks|says|tells|requests|lists)|\b(?:follow|obey)\s+(?:what|whatever)\s+(?:it|they)\s+(?:says?|asks?)"
-    r"|\band\s+follow\s+(?:it|them|the\s+instructions?|its\s+instructions?)\b"
+    r"|\band\s+follow\s+(?:it|them|the\s+instructions?|its\s+instructions?)\b|\bdo\s+(?:whatever|what)\s+(?:the\s+|it\s+|its\s+)?"
+    r"(?:\w+\s+){0,2}(?:says|tells\s+you|asks(?:\s+for)?|returns|instructs|lists|suggests)\b"
     r"|следуй\w*\s+(?:\S+\s+)?(?:инструкци|указани)|выполни\w*\s+(?:\S+\s+)?(?:инструкци|указани)|按照.{0,10}(?:指示|指令|说明)|遵循.{0,8}(?:指示|指令)|"
     r"照做|指示に従|に従って|지시(?:를|대로)\s*따|sigue\s+las\s+instrucciones|siga\s+(?:as|las)\s+instru|suivez?\s+les\s+instructions|"
     r"befolge|folge\s+den\s+anweisungen|segui\s+le\s+istruzioni|postępuj\s+zgodnie|wykonaj\s+instrukcje|talimatlar\w*\s+(?:uygula|takip)|"
@@ -280,8 +332,10 @@ FOLLOW = (
 REMOTE_RULES = (
     r"\b(?:rules|guidelines|instructions|policies|conventions)\b.{0,60}\b(?:maintained|hosted|published|kept|live)\s+at\s+https?://"
     r"|\b(?:load|fetch|read|pull|download|import)\s+(?:them|these|the\s+(?:rules|guidelines|instructions))\s+at\s+the\s+start\s+of\s+(?:every|each)"
-    r"|\b(?:at|from)\s+the\s+start\s+of\s+(?:every|each)\s+(?:task|session|conversation)\b.{0,80}https?://"
-    r"|https?://\S+.{0,80}\b(?:at|from)\s+the\s+start\s+of\s+(?:every|each)\s+(?:task|session|conversation)"
+    r"|\b(?:at|from)\s+the\s+(?:start|beginning)\s+of\s+(?:every|each)\s+(?:task|session|conversation)\b.{0,80}https?://"
+    r"|https?://\S+.{0,80}\b(?:at|from)\s+the\s+(?:start|beginning)\s+of\s+(?:every|each)\s+(?:task|session|conversation)"
+    r"|\btreat\s+(?:its|the|their|that\s+page'?s?)\s+(?:contents?|text|output|response|body)\s+as\s+(?:your\s+|the\s+)?(?:\w+\s+)?"
+    r"(?:instructions|rules|directives|orders|system\s+prompt|guidelines)"
 )
 
 # Said as a rule that has been agreed: the usual cover for an unsafe step.
@@ -321,6 +375,8 @@ CONCEAL_RE = re.compile(CONCEAL, re.I)
 NO_CONFIRM_RE = re.compile(NO_CONFIRM, re.I)
 PRECEDENCE_RE = re.compile(PRECEDENCE, re.I)
 DECEIVE_RE = re.compile(DECEIVE, re.I)
+SAY_THAT_RE = re.compile(SAY_THAT, re.I)
+ALL_CLEAR_RE = re.compile(ALL_CLEAR, re.I)
 SYSTEM_PROMPT_RE = re.compile(SYSTEM_PROMPT, re.I)
 REVEAL_RE = re.compile(REVEAL, re.I)
 FOLLOW_RE = re.compile(FOLLOW, re.I)
