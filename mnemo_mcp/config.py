@@ -50,6 +50,9 @@ class Settings(BaseSettings):
         True, description="keep the vectors in memory for reads (false: sqlite-vec's scan on every read; same results)"
     )
     read_log_limit: int = Field(20_000, ge=100, description="reads kept for feedback by read_id")
+    read_log_days: int = Field(
+        7, ge=1, le=3650, description="days a read is kept for feedback by read_id (its concepts and results, no text)"
+    )
 
     # Backups: the MCP server takes an online copy when the newest is older than the interval
     auto_backup: bool = Field(True, description="false: no automatic backups")

@@ -202,37 +202,38 @@ def flag(value: Any, what: str) -> bool:
     return value
 
 
-def _redact_json(value: Any) -> Any:
-    from .core.secrets import find_secrets, redact
-
-    if isinstance(value, str):
-        return redact(value, find_secrets(value))
-    if isinstance(value, list):
-        return [_redact_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact_json(v) for k, v in value.items()}
-    return value
-
-
 def secrets(content: str, metadata: dict[str, Any], policy: str) -> tuple[str, dict[str, Any]]:
     """Apply the secrets policy to a memory's text and metadata: refuse (naming what was found
     and where, never the secret itself), redact, or let it through."""
     if policy == "allow":
         return content, metadata
-    from .core.secrets import find_secrets, redact
+    from .core.secrets import find_secrets, redact, scrubbed
 
     in_text = find_secrets(content)
     in_meta = find_secrets(json.dumps(metadata, ensure_ascii=False)) if metadata else []
     if not in_text and not in_meta:
         return content, metadata
     if policy == "redact":
-        return redact(content, in_text), _redact_json(metadata)
+        return redact(content, in_text), scrubbed(metadata)
     where = [f"{f.kind} at characters {f.start}-{f.end}" for f in in_text] + [f"{f.kind} in metadata" for f in in_meta]
     raise InvalidInput(
         f"this looks like it contains a secret ({'; '.join(where[:3])}); nothing was stored. Store where the "
         "secret lives instead (e.g. 'the staging key is in 1Password, item Staging AWS'), or ask the user to "
         "set MNEMO_SECRETS=redact (store it masked) or MNEMO_SECRETS=allow"
     )
+
+
+def secret_tags(tags: list[str], policy: str) -> list[str]:
+    """Tags under the secrets policy: a tag that holds a secret is refused, or masked."""
+    if policy == "allow" or not tags:
+        return tags
+    from .core.secrets import find_secrets, masked
+
+    if not any(find_secrets(t) for t in tags):
+        return tags
+    if policy == "redact":
+        return [masked(t) for t in tags]
+    raise InvalidInput("a tag looks like it contains a secret; nothing was stored. Use a tag that names it instead")
 
 
 def read_id(value: Any) -> str | None:

@@ -99,7 +99,7 @@ def test_migrations_create_the_schema_and_record_every_version(tmp_path):
             "memories_fts_update",
         ):
             assert table in names
-        assert [v for v, _ in versions] == [n for n, _, _ in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+        assert [v for v, _ in versions] == [m[0] for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
     finally:
         s.close()
 

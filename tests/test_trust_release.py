@@ -32,7 +32,7 @@ FILLER = [
     "Postgres migrations live in db/migrations and run with alembic upgrade head.",
     "CI caches the uv download directory between jobs.",
 ]
-PAYLOADS = json.loads((Path(__file__).parents[2] / "shared/claude-code/hook-payloads.json").read_text())
+PAYLOADS = json.loads((Path(__file__).parent / "fixtures" / "claude_code_2.1.332_hook_payloads.json").read_text())
 AGENT_FREE = {k: v for k, v in os.environ.items() if not any(k == name for name, _ in consent.AGENT_VARIABLES)}
 
 
@@ -48,13 +48,12 @@ def svc(tmp_path):
     s.close()
 
 
-def hook_env(tmp_path: Path) -> dict[str, str]:
-    keep = {k: v for k, v in AGENT_FREE.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
+@pytest.fixture
+def hook_env(env, tmp_path):
+    """conftest's `env` on this test's store, the hooks recalling by keywords (no server)."""
     return {
-        **keep,
+        **{k: v for k, v in env.items() if not any(k == name for name, _ in consent.AGENT_VARIABLES)},
         "MNEMO_DB": str(tmp_path / "t.db"),
-        "MNEMO_HOOK_LOG": str(tmp_path / "h.log"),
-        "MNEMO_EMBED_MODEL": "mnemo-hash-64",
         "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05",
         "MNEMO_INJECT_TOKENS": "600",
         "MNEMO_HOOK_SERVER": "off",
@@ -197,8 +196,8 @@ def test_a_person_at_a_terminal_releases_by_typing_the_id_prefix_and_a_wrong_ans
 # --- a released note is injected; its release holds for its text only --------------------------
 
 
-def test_a_released_note_is_injected_and_survives_a_new_detector_but_a_changed_copy_is_not(tmp_path):
-    env = hook_env(tmp_path)
+def test_a_released_note_is_injected_and_survives_a_new_detector_but_a_changed_copy_is_not(tmp_path, hook_env):
+    env = hook_env
     s = MemoryService(settings(tmp_path / "t.db"), HashEmbedder())
     mid = s.write(HOSTILE).id
     for other in FILLER:
@@ -222,8 +221,8 @@ def test_a_released_note_is_injected_and_survives_a_new_detector_but_a_changed_c
         s.close()
 
 
-def test_a_note_judged_by_an_older_detector_is_judged_again_before_a_hook_shows_it(tmp_path):
-    env = hook_env(tmp_path)
+def test_a_note_judged_by_an_older_detector_is_judged_again_before_a_hook_shows_it(tmp_path, hook_env):
+    env = hook_env
     s = MemoryService(settings(tmp_path / "t.db"), HashEmbedder())
     mid = s.write(HOSTILE).id
     for other in FILLER:
@@ -271,10 +270,10 @@ def test_an_import_that_claims_a_release_is_judged_again(tmp_path, svc):
         'python -c \'from mnemo_mcp.service import MemoryService; MemoryService().release("1a2b", by="cli")\'',
     ],
 )
-def test_the_guard_denies_a_command_that_would_release_or_open_the_dashboard(tmp_path, command):
+def test_the_guard_denies_a_command_that_would_release_or_open_the_dashboard(tmp_path, hook_env, command):
     payload = {**PAYLOADS["PreToolUse-Bash"], "cwd": str(tmp_path)}
     payload["tool_input"] = {**payload["tool_input"], "command": command}
-    out = run_hook(hook_env(tmp_path), "PreToolUse", payload)
+    out = run_hook(hook_env, "PreToolUse", payload)
     assert out.returncode == 0, out.stderr
     decision = json.loads(out.stdout)["hookSpecificOutput"]
     assert decision["hookEventName"] == "PreToolUse" and decision["permissionDecision"] == "deny"
@@ -293,15 +292,15 @@ def test_the_guard_denies_a_command_that_would_release_or_open_the_dashboard(tmp
         "grep -rn quarantine mnemo_mcp/",
     ],
 )
-def test_the_guard_lets_ordinary_commands_run(tmp_path, command):
+def test_the_guard_lets_ordinary_commands_run(tmp_path, hook_env, command):
     payload = {**PAYLOADS["PreToolUse-Bash"], "cwd": str(tmp_path)}
     payload["tool_input"] = {**payload["tool_input"], "command": command}
-    out = run_hook(hook_env(tmp_path), "PreToolUse", payload)
+    out = run_hook(hook_env, "PreToolUse", payload)
     assert out.returncode == 0 and out.stdout.strip() == "", out.stdout + out.stderr
 
 
-def test_the_guard_ignores_tools_that_are_not_shells(tmp_path):
-    out = run_hook(hook_env(tmp_path), "PreToolUse", {**PAYLOADS["PreToolUse-Edit"], "cwd": str(tmp_path)})
+def test_the_guard_ignores_tools_that_are_not_shells(tmp_path, hook_env):
+    out = run_hook(hook_env, "PreToolUse", {**PAYLOADS["PreToolUse-Edit"], "cwd": str(tmp_path)})
     assert out.returncode == 0 and out.stdout.strip() == ""
 
 

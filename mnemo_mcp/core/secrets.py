@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,13 @@ _ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "key", "token", "bearer")
 _BEARER = re.compile(r"(?i)\bauthorization:\s*bearer\s+([A-Za-z0-9._~+/-]{20,}=*)")
 _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^@\s/]{4,})@[^\s/]+")
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$\{?\w+\}?|\{\{.*\}\}|<[^>]*>|%\(?\w+\)?s?|x{4,}|\*{3,}|\.{3,}|changeme|password\d*|secret|example\w*|"
+    r"(?i)^(?:\[redacted.*|\$\{?\w+\}?|\{\{.*\}\}|<[^>]*>|%\(?\w+\)?s?|x{4,}|\*{3,}|\.{3,}|changeme|password\d*|secret|example\w*|"
     r"your[_-]?\w+|dummy\w*|test\w*|placeholder|redacted|none|null|true|false|os\.environ.*|os\.getenv.*|"
     r"process\.env.*|env\[.*|settings\.\w+|config\.\w+|\w+\(\)?)$"
 )
+
+
+_MARKER = re.compile(r"\[REDACTED [^\]\n]{1,60}\]")
 
 
 def _looks_secret(value: str) -> bool:
@@ -111,8 +115,13 @@ def find_secrets(text: str) -> list[Finding]:
             if _looks_secret(m.group(1)):
                 found.append(Finding("password in a URL", m.start(1), m.end(1)))
     found.sort(key=lambda f: (f.start, -f.end))
+    # A marker left by an earlier redaction is not a secret: scanning redacted text again changes
+    # nothing ("[REDACTED password assignment] password assignment]" was the bug).
+    markers = [(m.start(), m.end()) for m in _MARKER.finditer(text)] if "[REDACTED " in text else []
     out: list[Finding] = []
     for f in found:
+        if any(a < f.end and f.start < b for a, b in markers):
+            continue
         if not out or f.start >= out[-1].end:
             out.append(f)
     return out
@@ -133,3 +142,39 @@ def masked(text: str) -> str:
     """`text` with what looks like a secret replaced by its kind, as shown to a model."""
     found = find_secrets(text)
     return redact(text, found) if found else text
+
+
+def scrubbed(value: Any) -> Any:
+    """`value` (a string, or JSON-like lists and dicts of them) with every secret in its strings
+    masked: what the store keeps of text that nobody chose to store as written."""
+    if isinstance(value, str):
+        return masked(value)
+    if isinstance(value, list):
+        return [scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: scrubbed(v) for k, v in value.items()}
+    return value
+
+
+def without_secrets(text: str) -> str:
+    """`text` with every secret taken out (not marked): for the words a read is searched and
+    learned by, so that neither a secret nor the marker's words become concepts."""
+    found = find_secrets(text)
+    if not found:
+        return text
+    parts, last = [], 0
+    for f in found:
+        parts.append(text[last : f.start])
+        parts.append(" ")
+        last = f.end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+_TOKENISH = re.compile(r"(?=.*\d)(?=.*[a-z])[a-z0-9_+/=-]{20,}", re.I)
+
+
+def secret_like_word(word: str) -> bool:
+    """A single word that is, or may be, a secret: a finding on its own, or a long run of
+    letters and digits (lowercased keys and tokens, as concepts hold them)."""
+    return bool(find_secrets(word)) or _TOKENISH.fullmatch(word) is not None

@@ -67,8 +67,14 @@ def _is_concept(word: str) -> bool:
     return len(word) >= 3 and word not in STOPWORDS and not word.isdigit() and "'" not in word
 
 
+_REDACTION = re.compile(r"\[REDACTED [^\]\n]{1,60}\]")
+
+
 def extract_concepts(text: str, limit: int = 16) -> list[str]:
-    """Keywords of a text, most frequent first (ties by first appearance); no LLM involved."""
+    """Keywords of a text, most frequent first (ties by first appearance); no LLM involved.
+    A redaction marker ("[REDACTED GitHub token]") is no keyword of what the text is about."""
+    if "[REDACTED " in text:
+        text = _REDACTION.sub(" ", text)
     found: list[tuple[int, str]] = [(m.start(), m.group().lower()) for m in _IDENT.finditer(text)]
     for m in _WORD.finditer(text.lower()):
         w = m.group().replace("’", "'")

@@ -75,6 +75,7 @@ class MemoryService:
         self.stats, self.doctor = health.stats, health.doctor
         self.backup, self.list_backups, self.backup_status = backups.backup, backups.list_backups, backups.backup_status
         self.backup_due, self.maybe_backup = backups.backup_due, backups.maybe_backup
+        self.scrub_backups = backups.scrub_backups
         self.export, self.import_records = transfer.export, transfer.import_records
         # The dashboard.
         self.default_scope = browse.default_scope

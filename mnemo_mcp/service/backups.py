@@ -62,9 +62,27 @@ class Backups(Part):
             return True
         return ((now or self.clock()) - found[0][0]).total_seconds() / 3600.0 >= s.backup_interval_hours
 
+    def scrub_backups(self) -> dict[str, int]:
+        """The automatic backups taken by earlier versions hold what those kept in clear: mask it
+        in them too, once (after migration 6 masked the store) -> what changed, by table."""
+        with self.store.db.read():
+            if self.store.get_meta("backups_scrubbed") or not self.store.secrets_migration_report():
+                return {}
+        total: dict[str, int] = {}
+        for _, path in self.list_backups():
+            for table, n in (backups.scrub_backup(path) or {}).items():
+                total[table] = total.get(table, 0) + n
+        with self.store.db.write():
+            self.store.set_meta("backups_scrubbed", iso(self.clock()))
+        if total:
+            log.warning("masked secrets in earlier automatic backups: %s", total)
+        return total
+
     def maybe_backup(self, *, now: datetime | None = None) -> BackupResult | None:
         """Take the automatic backup if one is due and no other process is taking it (safe to
-        call from every server). It never writes to the database: its claim is a file."""
+        call from every server). It never writes to the database: its claim is a file. First,
+        once, the backups of earlier versions lose the secrets they hold."""
+        self.scrub_backups()
         if not self.backup_due(now=now):
             return None
         with self.store.db.read():

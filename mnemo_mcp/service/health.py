@@ -93,7 +93,22 @@ class Health(Part):
                     detail=", ".join(f"{n} {k}" for k, n in orphaned.items() if n) or None,
                 )
             )
+            checks.append(self._secrets_check())
         return checks
+
+    def _secrets_check(self) -> HealthCheck:
+        """Secrets at rest: none outside what `MNEMO_SECRETS=allow` kept on purpose."""
+        found = self.store.secrets_at_rest()
+        scrubbed = self.store.secrets_migration_report()
+        detail = []
+        if found["count"]:
+            kinds = ", ".join(f"{n} {k}" for k, n in found["kinds"].items())
+            detail.append(f"{kinds} in {', '.join(found['where'])}")
+        if scrubbed:
+            detail.append("masked on upgrade: " + ", ".join(f"{n} {k}" for k, n in scrubbed.items()))
+        return HealthCheck(
+            name="no secret at rest", ok=not found["count"], found=found["count"], detail="; ".join(detail) or None
+        )
 
     def _repair(self, checks: list[HealthCheck]) -> list[str]:
         st = self.store
@@ -129,4 +144,7 @@ class Health(Part):
             if any(st.orphan_counts().values()):
                 st.delete_orphans()
                 done.append("dropped links and events of memories that no longer exist")
+            if st.secrets_at_rest()["count"]:
+                changed = st.scrub_secrets()
+                done.append("masked secrets at rest: " + (", ".join(f"{n} {k}" for k, n in changed.items()) or "none"))
         return done

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from .. import validate
 from ..core import alignment, lifecycle, rules
+from ..core.secrets import masked, secret_like_word
 from ..errors import InvalidInput, NotFound
 from ..models import (
     FeedbackEvent,
@@ -164,8 +165,8 @@ class Learning(Part):
             read = self.store.get_read(read_id.strip())
             if read is None:
                 raise InvalidInput(
-                    f"no read has read_id {read_id[:40]!r} (only the last {self.settings.read_log_limit} reads are "
-                    "kept); "
+                    f"no read has read_id {read_id[:40]!r} (reads are kept {self.settings.read_log_days} days, "
+                    f"at most {self.settings.read_log_limit}); "
                     "pass query_concepts instead, or omit read_id"
                 )
             if concepts is None:
@@ -174,6 +175,8 @@ class Learning(Part):
         if not found:
             raise NotFound(f"none of the memory_ids exist: {', '.join(missing)}; nothing was changed")
         rows = self.store.rows_by_ids(found)
+        if concepts:  # a secret given as a concept would be kept in the links it makes
+            concepts = [c for c in concepts if not secret_like_word(c)]
         return {mid: rows[mid] for mid in found if mid in rows}, missing, concepts
 
     def _apply_outcomes(
@@ -386,7 +389,7 @@ class Learning(Part):
             meta["rating_sum"] = float(meta.get("rating_sum", 0.0)) + value
             meta["rating_count"] = int(meta.get("rating_count", 0)) + 1
             history = list(meta.get("rating_history", []))
-            history.append({"rating": value, "reason": reason, "at": stamp})
+            history.append({"rating": value, "reason": masked(reason) if reason else reason, "at": stamp})
             meta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT :]
             quality = self._refresh_quality(row)
             self.store.update(mid, metadata=meta, quality=quality, updated_at=stamp)

@@ -6,14 +6,14 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import validate
 from ..core import rules
-from ..core.secrets import masked
+from ..core.secrets import masked, without_secrets
 from ..core.text import extract_concepts, fts_match_expression, query_words
-from ..errors import DiskFull
+from ..errors import DiskFull, InvalidInput
 from ..models import MemoryItem, ReadResult
 from .base import Part, iso, rnd
 from .trust import provenance_line, shown_text
@@ -48,6 +48,15 @@ class Candidate:
     via: str | None = None  # that concept
 
 
+def _searchable(query: str) -> str:
+    """The query without its secrets: a secret pasted into a prompt is not searched for, learned
+    as a concept or logged."""
+    clean = without_secrets(query)
+    if not clean.strip():
+        raise InvalidInput("the query is only a secret; search for the words around it instead")
+    return clean
+
+
 class Reading(Part):
     def read(
         self,
@@ -71,7 +80,7 @@ class Reading(Part):
         its id, reason and provenance and its text withheld, unless `include_quarantined` (then
         its text is fenced and marked as data); `exclude_quarantined` leaves it out (the hooks)."""
         s = self.settings
-        query = validate.text(query, "query", s.max_content_chars)
+        query = _searchable(validate.text(query, "query", s.max_content_chars))
         k = validate.top_k(top_k, s)
         tag_filter = validate.tags(tags, s, what="tags filter") or None
         domains = self._read_scope(validate.domain(domain))
@@ -106,7 +115,9 @@ class Reading(Part):
         shown_expansion = expanded if expand else None
         if record:
             try:
-                items = self._record_read(read_id, query, q_concepts, domains, ranked, iso(now or self.clock()), show)
+                when = now or self.clock()
+                since = iso(when - timedelta(days=self.settings.read_log_days))
+                items = self._record_read(read_id, q_concepts, domains, ranked, iso(when), show, since)
                 return ReadResult(
                     read_id=read_id, query_concepts=q_concepts, items=items, expanded_concepts=shown_expansion
                 )
@@ -129,14 +140,16 @@ class Reading(Part):
     def _record_read(
         self,
         read_id: str,
-        query: str,
         q_concepts: list[str],
         domains: list[str] | None,
         ranked: list,
         stamp: str,
         show_quarantined: bool,
+        since: str,
     ) -> list[MemoryItem]:
-        """Count each returned memory's use and log the read for feedback (one write) -> the items."""
+        """Count each returned memory's use and log the read for feedback (one write) -> the items.
+        The log keeps reads for `read_log_days` (and at most `read_log_limit`): feedback by
+        read_id comes in the session that read."""
         items: list[MemoryItem] = []
         usage: list[dict[str, Any]] = []
         with self.store.db.write():
@@ -151,13 +164,15 @@ class Reading(Part):
             self.store.record_read(
                 {
                     "id": read_id,
-                    "query": query,
+                    # Not the query's text: feedback needs only its concepts and what was returned.
+                    "query": "",
                     "query_concepts": q_concepts,
                     "domain": ",".join(domains) if domains is not None else None,
                     "results": [[it.id, i] for i, it in enumerate(items, start=1)],
                     "created_at": stamp,
                 },
                 keep=self.settings.read_log_limit,
+                since=since,
             )
         return items
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..core.secrets import scrubbed
 from ..errors import InvalidInput
 from .base import Part
 
@@ -105,6 +106,10 @@ class SessionUnit:
         return event["seq"]
 
 
+def _scrubbed_event(event: dict[str, Any]) -> dict[str, Any]:
+    return {**event, "detail": scrubbed(event.get("detail") or {})}
+
+
 class SessionLog(Part):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -131,7 +136,8 @@ class SessionLog(Part):
             try:
                 yield unit
                 if unit.added:
-                    self.store.add_session_events(unit.added, keep=SESSION_EVENTS_KEPT)
+                    # Prompts, answers, commands and their output: what reaches the disk has no secret.
+                    self.store.add_session_events([_scrubbed_event(e) for e in unit.added], keep=SESSION_EVENTS_KEPT)
             finally:
                 del units[sid]
 

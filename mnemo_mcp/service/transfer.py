@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import validate
 from ..core import injection
+from ..core.secrets import masked, scrubbed, secret_like_word
 from ..core.text import content_id, extract_concepts, normalize_content
 from ..errors import InvalidInput
 from ..models import ImportResult
@@ -37,15 +38,29 @@ def export_records(svc: Part) -> Iterator[dict[str, Any]]:
     for m in memories:
         m = dict(m)
         m.pop("rowid")
-        yield {"type": "memory", **m}
+        yield {"type": "memory", **_masked_record(m)}
     for e in events:
         e = dict(e)
         e.pop("seq")
         yield {"type": "feedback_event", **e}
     for a in assoc:
-        yield {"type": "association", **a}
+        if not (secret_like_word(a["a"]) or secret_like_word(a["b"])):
+            yield {"type": "association", **a}
     for c in cues:
-        yield {"type": "cue", **c}
+        if not secret_like_word(c["concept"]):
+            yield {"type": "cue", **c}
+
+
+def _masked_record(m: dict[str, Any]) -> dict[str, Any]:
+    """An exported memory carries no secret, whatever the store holds (`MNEMO_SECRETS=allow`):
+    its text, tags and metadata masked; the id stays (it names the memory), marked `redacted`
+    so that the import knows why the id is no longer the text's hash."""
+    out = {**m, "content": masked(m["content"]), "tags": scrubbed(m["tags"]), "metadata": scrubbed(m["metadata"])}
+    if out["content"] != m["content"]:
+        out["concepts"] = [c for c in m.get("concepts") or [] if not secret_like_word(c)]
+    if content_id(out["content"]) != m["id"]:
+        out["redacted"] = True
+    return out
 
 
 def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64) -> ImportResult:
@@ -91,6 +106,10 @@ def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64
             if kind == "feedback_event":
                 svc.store.add_feedback_events([{k: rec.get(k) for k in FEEDBACK_EVENT_FIELDS}])
                 n_events += 1
+            elif kind == "association" and (secret_like_word(str(rec["a"])) or secret_like_word(str(rec["b"]))):
+                continue
+            elif kind == "cue" and secret_like_word(str(rec["concept"])):
+                continue
             elif kind == "association":
                 svc.store.put_associations(
                     [(rec["a"], rec["b"], rec["weight"], rec["valence"], rec["count"], rec["updated_at"])]
@@ -114,15 +133,19 @@ def import_records(svc: Part, records: Iterable[dict[str, Any]], batch: int = 64
 def _import_memory(svc: Part, rec: dict[str, Any], lineno: int) -> dict[str, Any]:
     s = svc.settings
     try:
-        text = normalize_content(validate.content(rec["content"], s))
+        written = normalize_content(validate.content(rec["content"], s))
+        metadata = rec.get("metadata", {}) if isinstance(rec.get("metadata", {}), dict) else {}
+        # A file can hold secrets: they are masked on the way in (unless MNEMO_SECRETS=allow).
+        policy = "allow" if s.secrets == "allow" else "redact"
+        text, metadata = validate.secrets(written, metadata, policy)
         m = {
             "id": rec["id"],
             "content": text,
             "memory_type": validate.memory_type(rec.get("memory_type", "note")),
             "domain": validate.domain(rec.get("domain")) or "",
-            "tags": validate.tags(rec.get("tags", []), s),
-            "metadata": rec.get("metadata", {}) if isinstance(rec.get("metadata", {}), dict) else {},
-            "concepts": rec.get("concepts") or extract_concepts(text),
+            "tags": validate.secret_tags(validate.tags(rec.get("tags", []), s), policy),
+            "metadata": metadata,
+            "concepts": [c for c in rec.get("concepts") or extract_concepts(text) if not secret_like_word(c)],
         }
         for key, default in (("valence", 0.0), ("quality", 0.5), ("reciprocal_rank_sum", 0.0)):
             m[key] = float(rec.get(key, default))
@@ -151,7 +174,10 @@ def _import_memory(svc: Part, rec: dict[str, Any], lineno: int) -> dict[str, Any
         raise InvalidInput(f"record {lineno}: memory is missing the field {err}") from None
     except (TypeError, ValueError) as err:
         raise InvalidInput(f"record {lineno}: {err}") from None
-    if content_id(text) != m["id"]:
+    # The id is the hash of the text as first written; a text masked since (here or by the export)
+    # keeps it, and says so.
+    masked_since = (text != written or rec.get("redacted") is True) and "[REDACTED " in text
+    if content_id(written) != m["id"] and not masked_since:
         raise InvalidInput(f"record {lineno}: id does not match the SHA-256 of its content; the export was altered")
     return m
 

@@ -110,8 +110,11 @@ class Writing(Part):
                 raise InvalidInput("content is empty after trimming whitespace; pass some text")
             allow_duplicate = validate.flag(item.get("allow_duplicate", False), "allow_duplicate")
             metadata = dict(validate.metadata(item.get("metadata"), s))
+            tags = validate.tags(item.get("tags"), s)
             # Captured text is redacted whatever MNEMO_SECRETS says: nobody chose to store it.
-            text, metadata = validate.secrets(text, metadata, item.get("_secrets") or s.secrets)
+            policy = item.get("_secrets") or s.secrets
+            text, metadata = validate.secrets(text, metadata, policy)
+            tags = validate.secret_tags(tags, policy)
             if allow_duplicate:
                 # Consolidation's merge pass leaves alone what the writer chose to keep twice.
                 metadata["duplicate_allowed"] = True
@@ -120,7 +123,7 @@ class Writing(Part):
                 "content": text,
                 "memory_type": validate.memory_type(item.get("memory_type") or "note"),
                 "domain": validate.domain(item.get("domain")) or self._default_domain(),
-                "tags": validate.tags(item.get("tags"), s),
+                "tags": tags,
                 "metadata": metadata,
                 "concepts": extract_concepts(text),
                 "valence": 0.0,

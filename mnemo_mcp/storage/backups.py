@@ -305,3 +305,22 @@ def replace_database(db: Path, candidate: Path, stamp: str, busy_timeout_ms: int
     os.replace(incoming, db)
     _fsync(db.parent)
     return kept
+
+
+def scrub_backup(path: Path) -> dict[str, int] | None:
+    """Mask the secrets an automatic backup from an earlier version holds: the scrub of migration
+    6 on the copy, then VACUUM so no freed page keeps the old text -> what changed (None: a file
+    too old or not a store, left as it is)."""
+    from .scrub import scrub
+
+    conn = apsw.Connection(str(path))
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        with conn:
+            changed = scrub(conn)
+        conn.execute("VACUUM")
+        return changed
+    except apsw.SQLError:
+        return None
+    finally:
+        conn.close()

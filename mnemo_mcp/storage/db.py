@@ -73,6 +73,8 @@ def connect(path: Path | str, busy_timeout_ms: int) -> apsw.Connection:
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchall(), busy_timeout_ms)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        # Freed pages are zeroed: text that was masked or deleted leaves no copy in the file.
+        conn.execute("PRAGMA secure_delete=ON")
     except BaseException as err:
         conn.close()  # a connection left open would hold a lock on a file we refuse to use
         translated = faults.translate(err, path)

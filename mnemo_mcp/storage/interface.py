@@ -249,8 +249,8 @@ class MemoryStore(Protocol):
         """Hand a merged memory's taught links to its survivor where the survivor has none."""
         ...
 
-    def record_read(self, read: dict[str, Any], keep: int) -> None:
-        """Log a read (for feedback by read_id), keeping the newest `keep`."""
+    def record_read(self, read: dict[str, Any], keep: int, since: str | None = None) -> None:
+        """Log a read (for feedback by read_id), keeping the newest `keep` and none from before `since`."""
         ...
 
     def get_read(self, read_id: str) -> dict[str, Any] | None: ...
@@ -311,6 +311,19 @@ class MemoryStore(Protocol):
         ...
 
     def delete_orphans(self) -> None: ...
+
+    def secrets_at_rest(self) -> dict[str, Any]:
+        """What still looks like a secret in memories, the read log and the session log ->
+        {count, kinds, where} (places, never the secret)."""
+        ...
+
+    def scrub_secrets(self) -> dict[str, int]:
+        """Mask the secrets outside memories written on purpose -> counts changed by table."""
+        ...
+
+    def secrets_migration_report(self) -> dict[str, Any] | None:
+        """What the migration that scrubbed earlier versions' secrets changed here."""
+        ...
 
     # --- the dashboard (read-only) --------------------------------------------------------
 

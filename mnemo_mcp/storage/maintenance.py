@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from . import vectors
+from . import scrub, vectors
 from .rows import json_list
 
 if TYPE_CHECKING:
@@ -158,3 +158,14 @@ class MaintenanceQueries:
     def delete_orphans(self) -> None:
         self.conn.execute("DELETE FROM cues WHERE memory_id NOT IN (SELECT id FROM memories)")
         self.conn.execute("DELETE FROM feedback_events WHERE memory_id NOT IN (SELECT id FROM memories)")
+
+    def secrets_at_rest(self) -> dict[str, Any]:
+        return scrub.secrets_at_rest(self.conn)
+
+    def scrub_secrets(self) -> dict[str, int]:
+        return scrub.scrub(self.conn)
+
+    def secrets_migration_report(self) -> dict[str, Any] | None:
+        from .migrations import migration_report
+
+        return migration_report(self.conn, 6)

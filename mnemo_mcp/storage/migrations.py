@@ -7,14 +7,21 @@ dimension comes from the embedding model, so it is created when a model is first
 
 from __future__ import annotations
 
+import json
+import logging
 from datetime import UTC, datetime
+from typing import Any
 
 import apsw
 
 from ..errors import MnemoError
 from .db import Database
+from .scrub import scrub
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+log = logging.getLogger("mnemo_mcp.storage")
+
+# (number, name, SQL[, a step run after the SQL in the same transaction -> its report])
+MIGRATIONS: list[tuple[Any, ...]] = [
     (
         1,
         "initial schema",
@@ -165,6 +172,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX memories_quarantined ON memories(rowid) WHERE quarantine IS NOT NULL;
         """,
     ),
+    (
+        6,
+        "secrets at rest: the read log keeps no query text; what earlier versions kept in clear is masked",
+        "ALTER TABLE schema_migrations ADD COLUMN report TEXT",
+        scrub,
+    ),
 ]
 
 
@@ -194,7 +207,7 @@ def migrate(db: Database) -> int:
             "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
         version = current_version(conn)
-        for number, name, sql in MIGRATIONS:
+        for number, name, sql, *step in MIGRATIONS:
             if number <= version:
                 continue
             conn.execute(sql)
@@ -202,4 +215,18 @@ def migrate(db: Database) -> int:
                 "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
                 (number, name, datetime.now(UTC).isoformat()),
             )
+            if step:
+                report = step[0](conn)
+                conn.execute("UPDATE schema_migrations SET report = ? WHERE version = ?", (json.dumps(report), number))
+                if report:
+                    log.warning("migration %d (%s) changed: %s", number, name, report)
         return current_version(conn)
+
+
+def migration_report(conn: apsw.Connection, number: int) -> dict[str, Any] | None:
+    """What a migration's step reported when it ran here (None: it had nothing to do or predates reports)."""
+    try:
+        row = conn.execute("SELECT report FROM schema_migrations WHERE version = ?", (number,)).fetchone()
+    except apsw.SQLError:
+        return None
+    return json.loads(row[0]) if row and row[0] else None

@@ -362,14 +362,17 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     # --- reads ---------------------------------------------------------------------------
 
-    def record_read(self, read: dict[str, Any], keep: int) -> None:
+    def record_read(self, read: dict[str, Any], keep: int, since: str | None = None) -> None:
         self.conn.execute(
             "INSERT INTO reads(id, query, query_concepts, domain, results, created_at) "
             "VALUES (:id, :query, :query_concepts, :domain, :results, :created_at)",
             {**read, "query_concepts": json.dumps(read["query_concepts"]), "results": json.dumps(read["results"])},
         )
-        # Bounded log: drop the oldest reads beyond `keep` (cheap: the rowid order is insertion order).
+        # Bounded log: drop the oldest reads beyond `keep` (cheap: the rowid order is insertion order)
+        # and those from before `since`.
         self.conn.execute("DELETE FROM reads WHERE rowid <= (SELECT max(rowid) FROM reads) - ?", (keep,))
+        if since is not None:
+            self.conn.execute("DELETE FROM reads WHERE created_at < ?", (since,))
 
     def get_read(self, read_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(
