@@ -181,7 +181,10 @@ def test_secrets_of_every_kind_through_every_entry_point_never_reach_the_disk(tm
     through_the_tools(tmp_path, fix_id)
     through_the_hooks(env, project)
     through_the_cli_and_an_import(env, tmp_path, fix_id)
-    (tmp_path / "backups").mkdir(exist_ok=True)
+    upkeep = MemoryService(Settings(db=tmp_path / "m.db", project="shop", auto_backup=True), HashEmbedder())
+    automatic = upkeep.maybe_backup()  # what a server's upkeep takes
+    upkeep.close()
+    assert automatic is not None and Path(automatic.path).parent == tmp_path / "backups"
     assert run(env, "backup", str(tmp_path / "backups" / "manual.db")).returncode == 0
     exported = run(env, "export", "-o", str(tmp_path / "export.jsonl"))
     assert exported.returncode == 0, exported.stderr
