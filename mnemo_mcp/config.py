@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -11,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from . import paths
 from .core.alignment import AlignmentRule
 from .core.attribution import FOLLOW_FLOOR, FULL_CREDIT
 from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
@@ -44,7 +46,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_", extra="ignore", validate_default=True)
 
     # Storage
-    db: Path = Field(default_factory=lambda: Path(data_dir(), "memory.db"), description="SQLite file")
+    db: Path | str = Field(
+        default_factory=lambda: Path(data_dir(), "memory.db"),
+        description="a SQLite file, or a postgresql:// URL (PostgreSQL with pgvector)",
+    )
     busy_timeout_ms: int = Field(10_000, ge=0)
     vector_index: bool = Field(
         True, description="keep the vectors in memory for reads (false: sqlite-vec's scan on every read; same results)"
@@ -303,15 +308,37 @@ class Settings(BaseSettings):
     def _utc(cls, v: datetime | None) -> datetime | None:
         return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
-    @field_validator("db", "model_cache_dir", "hook_log", "backup_dir", mode="after")
+    @field_validator("db", mode="before")
+    @classmethod
+    def _location(cls, v: Any) -> Path | str:
+        """A postgresql:// URL stays a string, as written (never a path: expanding `~` or `$` in it
+        would mangle a password); anything else is a file path, expanded."""
+        if paths.is_url(v):
+            return str(v).strip()
+        if isinstance(v, str | os.PathLike):
+            return Path(expand(v))
+        return v
+
+    @field_validator("model_cache_dir", "hook_log", "backup_dir", mode="after")
     @classmethod
     def _expand(cls, v: Path | None) -> Path | None:
         return None if v is None else Path(expand(v))
 
     @property
+    def backend(self) -> str:
+        """`sqlite` (a file) or `postgresql` (a server URL)."""
+        return "postgresql" if isinstance(self.db, str) else "sqlite"
+
+    @property
+    def db_label(self) -> str:
+        """The database as it may be shown: a file's path, or the URL without its password."""
+        return paths.without_password(self.db) if isinstance(self.db, str) else str(self.db)
+
+    @property
     def backup_folder(self) -> Path | None:
-        """Where this database's backups go (None: an in-memory database has none)."""
-        if str(self.db) == ":memory:":
+        """Where this database's backups go (None: an in-memory database has none, and a server
+        database is backed up by its own tools, pg_dump)."""
+        if isinstance(self.db, str) or str(self.db) == ":memory:":
             return None
         return self.backup_dir or self.db.parent / "backups"
 

@@ -53,3 +53,23 @@ class StoreInUse(StoreUnavailable):
 
 class DiskFull(MnemoError):
     """A change did not fit on the disk; it was rolled back, nothing was lost."""
+
+
+class DatabaseUnreachable(StoreUnavailable):
+    """The PostgreSQL server in MNEMO_DB does not answer (not running, wrong host or port)."""
+
+
+class DatabaseAuthFailed(StoreUnavailable):
+    """PostgreSQL refused the user or password in MNEMO_DB."""
+
+
+class DatabaseMissing(StoreUnavailable):
+    """The server answers but the database named in MNEMO_DB does not exist."""
+
+
+class ExtensionMissing(StoreUnavailable):
+    """The database lacks pgvector's `vector` extension, which a superuser creates once."""
+
+
+class BackendNotReady(StoreUnavailable):
+    """A backend this version can reach and check but not yet keep memories in."""

@@ -39,6 +39,32 @@ def expand(path: str | os.PathLike[str]) -> str:
     return os.path.expanduser(os.path.expandvars(os.fspath(path)))
 
 
+# --- a database is a file or a server ---------------------------------------------------------
+
+_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(value: object) -> bool:
+    """Whether MNEMO_DB names a PostgreSQL server (a URL) rather than a SQLite file. A URL is
+    never a path: no `~` or `$VAR` expansion (it would mangle a password), no file made for it."""
+    return isinstance(value, str) and value.strip().lower().startswith(_URL_SCHEMES)
+
+
+def without_password(url: str) -> str:
+    """The URL as it may be shown: the password replaced by `***` (core.hosts)."""
+    from .core.hosts import without_password as shown
+
+    return shown(url)
+
+
+def db_key(db: str | os.PathLike[str]) -> str:
+    """What identifies a database for the processes that share it (the hook socket): a file's
+    real path, or a server URL without its password."""
+    if is_url(db):
+        return without_password(str(db))
+    return os.path.realpath(os.fspath(db))
+
+
 def mnemo_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The MNEMO_* variables of an environment (names upper-cased: settings ignore case)."""
     env = os.environ if environ is None else environ
@@ -46,8 +72,10 @@ def mnemo_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def db_path(env: Mapping[str, str]) -> str:
-    """The database file a process with these MNEMO_* variables uses (Settings.db)."""
+    """The database a process with these MNEMO_* variables uses (Settings.db): a file, or a URL."""
     value = env.get("MNEMO_DB")
+    if is_url(value):
+        return value.strip()
     return expand(value) if value else os.path.join(data_dir(), "memory.db")
 
 

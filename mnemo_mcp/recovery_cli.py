@@ -29,6 +29,13 @@ def add_commands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Any) -> int:
+    if settings.backend != "sqlite":
+        from .errors import MnemoError
+
+        raise MnemoError(
+            f"`mnemo-mcp {args.command}` checks and restores SQLite files; {settings.db_label} is a PostgreSQL "
+            "database: back it up with pg_dump and restore with pg_restore, and check it with the server's own tools"
+        )
     if args.command == "restore-backup":
         return _restore(args, settings)
     return _doctor(args, settings)

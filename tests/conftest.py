@@ -58,3 +58,16 @@ def env(tmp_path: Path) -> dict[str, str]:
         "MNEMO_HOOK_LOG": str(tmp_path / "hooks.log"),
         "MNEMO_EMBED_MODEL": "mnemo-hash-64",
     }
+
+
+@pytest.fixture(scope="session")
+def pg():
+    """A PostgreSQL 18 server with pgvector for the whole run (tests/pg_server.py); the tests that
+    need it skip, saying why, where it cannot start."""
+    import pg_server
+
+    server = pg_server.start()
+    if isinstance(server, str):
+        pytest.skip(server)
+    yield server
+    server.stop()

@@ -119,3 +119,18 @@ def _documentation(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 def outside(host: str, trusted: Iterable[str] = ()) -> bool:
     """Whether content from `host` comes from outside the project and its known tools."""
     return kind(host, trusted) in ("address", "unknown")
+
+
+def without_password(url: str) -> str:
+    """A connection URL as it may be shown (dashboard, logs, errors): the password replaced by
+    `***`, in the authority and in a `password=` query parameter."""
+    out = re.sub(r"^([a-z][\w+.-]*://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url.strip(), flags=re.I)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", out, flags=re.I)
+
+
+def password_of(url: str) -> str | None:
+    """The password a connection URL carries, if any (to cut it out of what a driver says)."""
+    m = re.match(r"^[a-z][\w+.-]*://[^:/@?#]*:([^@/?#]*)@", url.strip(), flags=re.I) or re.search(
+        r"[?&]password=([^&#]*)", url, flags=re.I
+    )
+    return m.group(1) if m and m.group(1) else None

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import paths
 from ..paths import HOOK_MODEL_WAIT_MS
 
 PROTOCOL = 1
@@ -61,10 +62,11 @@ def _log(level: str, message: str, *args: Any) -> None:
 
 
 def socket_dir(db: str | os.PathLike[str]) -> str:
-    """Where the sockets of the servers of `db` live."""
-    real = os.path.realpath(os.fspath(db))
+    """Where the sockets of the servers of `db` live: beside a file; for a server URL, in the
+    user's runtime folder under a hash of the URL without its password."""
+    real = paths.db_key(db)
     beside = real + SOCKET_SUFFIX
-    if len(os.fsencode(os.path.join(beside, ".4194304.0123abcd.tmp"))) <= _MAX_SOCKET_PATH:
+    if not paths.is_url(db) and len(os.fsencode(os.path.join(beside, ".4194304.0123abcd.tmp"))) <= _MAX_SOCKET_PATH:
         return beside
     import hashlib
 
@@ -254,7 +256,7 @@ class Listener:
     def __init__(self, db: str | os.PathLike[str], prepare: Prepare | None):
         import threading
 
-        self.db = os.path.realpath(os.fspath(db))
+        self.db = paths.db_key(db)
         self.folder = socket_dir(db)
         self.path = os.path.join(self.folder, f"{os.getpid()}.sock")
         self._prepare = prepare

@@ -5,7 +5,6 @@ so a prompt is matched by meaning, exactly as `memory_read` would rank it."""
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -14,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import paths
 from ..config import Settings
 from ..embedding import Embedder
 from ..project import scoped
@@ -39,7 +39,7 @@ class HookHost:
         self._loading = loading
         self._services: OrderedDict[str, tuple[MemoryService, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
-        self._db = os.path.realpath(settings.db)
+        self._db = paths.db_key(settings.db)
 
     def listener(self) -> channel.Listener:
         """The socket hooks find this server by: the one the launcher opened early, now given
@@ -79,7 +79,7 @@ class HookHost:
             settings = Settings.from_env({str(k): str(v) for k, v in env.items()})
         except ValidationError as err:
             return f"the hook's MNEMO_ settings are invalid: {err.errors()[0].get('msg', err)}"
-        if os.path.realpath(settings.db) != self._db:
+        if paths.db_key(settings.db) != self._db:
             return "another database"
         if settings.embed_model != self.settings.embed_model:
             return "another embedding model"

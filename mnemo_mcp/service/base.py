@@ -14,8 +14,8 @@ from ..config import Settings
 from ..core import dedup, rules
 from ..embedding import Embedder, make_embedder
 from ..errors import NotFound
+from ..storage.factory import open_store
 from ..storage.interface import MemoryStore
-from ..storage.store import Store
 
 if TYPE_CHECKING:  # numpy costs 50 ms to import; hook processes never need it
     import numpy as np
@@ -57,7 +57,7 @@ class ServiceContext:
         clock: Callable[[], datetime] | None = None,
     ):
         self.settings = settings or Settings()
-        self.store: MemoryStore = Store(
+        self.store: MemoryStore = open_store(
             self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index
         )
         try:

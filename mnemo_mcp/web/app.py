@@ -171,7 +171,7 @@ def _context(service: Any, csrf_token: str) -> CtxOf:
         if flash is None and request.query_params.get("flash"):
             flash = (request.query_params["flash"], request.query_params.get("fid", "")[:64])
         return parts.Ctx(
-            csrf=csrf_token, here=here, db_path=str(service.settings.db), scope=service.default_scope(), flash=flash
+            csrf=csrf_token, here=here, db_path=service.settings.db_label, scope=service.default_scope(), flash=flash
         )
 
     return ctx

