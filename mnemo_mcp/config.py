@@ -67,6 +67,12 @@ class Settings(BaseSettings):
 
     # Scope: memories belong to a project (a domain); reads rank the project's and global ones
     project: str | None = Field(None, description="project scope name; interfaces default it to the git root's name")
+    user: str = Field(
+        default_factory=lambda: paths.os_user(),
+        min_length=1,
+        max_length=80,
+        description="who gives this process's feedback, ratings and writes (the OS user by default)",
+    )
     scope: Literal["project", "all"] = Field("project", description="'all': reads search every domain")
 
     # Privacy: what memory_write does with text that looks like a key, token or password

@@ -123,6 +123,7 @@ class RatingEntry(BaseModel):
     rating: int
     reason: str | None = None
     at: str
+    user: str | None = None  # who rated (settings.user); None for ratings from before it was kept
 
 
 class RateResult(BaseModel):

@@ -39,6 +39,16 @@ def expand(path: str | os.PathLike[str]) -> str:
     return os.path.expanduser(os.path.expandvars(os.fspath(path)))
 
 
+def os_user() -> str:
+    """The person this process runs for, as the OS names them (MNEMO_USER overrides it)."""
+    import getpass
+
+    try:
+        return getpass.getuser() or "unknown"
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        return os.environ.get("USER") or "unknown"
+
+
 # --- a database is a file or a server ---------------------------------------------------------
 
 _URL_SCHEMES = ("postgresql://", "postgres://")

@@ -219,6 +219,7 @@ class Learning(Part):
                     "valence_after": after,
                     "source": source,
                     "created_at": stamp,
+                    "by_user": self.settings.user,
                 }
             )
             changes.append(ValenceChange(id=mid, valence_before=rnd(before, 6), valence_after=rnd(after, 6)))
@@ -389,7 +390,14 @@ class Learning(Part):
             meta["rating_sum"] = float(meta.get("rating_sum", 0.0)) + value
             meta["rating_count"] = int(meta.get("rating_count", 0)) + 1
             history = list(meta.get("rating_history", []))
-            history.append({"rating": value, "reason": masked(reason) if reason else reason, "at": stamp})
+            history.append(
+                {
+                    "rating": value,
+                    "reason": masked(reason) if reason else reason,
+                    "at": stamp,
+                    "user": self.settings.user,
+                }
+            )
             meta["rating_history"] = history[-rules.RATING_HISTORY_LIMIT :]
             quality = self._refresh_quality(row)
             self.store.update(mid, metadata=meta, quality=quality, updated_at=stamp)

@@ -15,7 +15,6 @@ judged again: by consolidation, a page at a time, and before the hooks show it.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 from datetime import datetime
 from typing import Any
@@ -114,8 +113,7 @@ class Trust(Part):
             released = {"by": by, "at": stamp, "reason": reason, "hash": text_hash(row["content"])}
             if how:
                 released["how"] = how
-            if user := _login():
-                released["user"] = user
+            released["user"] = self.settings.user
             provenance = {**row["provenance"], "released": released, "judged": injection.VERSION}
             self.store.update(mid, quarantine=None, provenance=provenance, updated_at=stamp)
         return ReleaseResult(id=mid, released=True, reason=reason, content_preview=preview(row["content"]))
@@ -156,10 +154,3 @@ class Trust(Part):
                     row.update(rejudged(row, stamp, hosts))
                     self.store.update(row["id"], provenance=row["provenance"], quarantine=row["quarantine"])
         return {mid for mid, r in rows.items() if r.get("quarantine")}
-
-
-def _login() -> str | None:
-    try:
-        return os.getlogin()
-    except OSError:
-        return os.environ.get("USER") or None

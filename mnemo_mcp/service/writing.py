@@ -137,6 +137,7 @@ class Writing(Part):
                 "provenance": {
                     "by": validate.source(item.get("_by") or "api"),
                     "at": stamp,
+                    "user": s.user,
                     **(item.get("_origin") or {}),
                     "judged": injection.VERSION,
                 },

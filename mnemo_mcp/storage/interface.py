@@ -37,6 +37,7 @@ FEEDBACK_EVENT_FIELDS = (
     "valence_after",
     "source",
     "created_at",
+    "by_user",  # who gave it (settings.user); None for events from before it was recorded
 )
 
 

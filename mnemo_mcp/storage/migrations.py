@@ -178,6 +178,11 @@ MIGRATIONS: list[tuple[Any, ...]] = [
         "ALTER TABLE schema_migrations ADD COLUMN report TEXT",
         scrub,
     ),
+    (
+        7,
+        "several people on one store: who gave each outcome",
+        "ALTER TABLE feedback_events ADD COLUMN by_user TEXT",
+    ),
 ]
 
 
