@@ -65,7 +65,7 @@ def fts_rowids(store: Store, term: str, **filters) -> set[int]:
         kw["domains"] = [filters.pop("domain")]
     kw.update(filters)
     with store.db.read():
-        return {rowid for rowid, _ in store.fts(f'"{term}"', 50, **kw)}
+        return {rowid for rowid, _ in store.fts([term], 50, **kw)}
 
 
 def knn_rowids(store: Store, vector, *, k: int = 50, domain=None, include_archived=False, tags=None) -> set[int]:

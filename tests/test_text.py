@@ -232,8 +232,26 @@ def fts_store(tmp_path):
 
 
 def _match(store, expression):
+    """The expression as FTS5 takes it (the store's search quotes plain words with
+    fts_match_expression before it gets there)."""
     with store.db.read():
-        return store.fts(expression, 10, domains=None, include_archived=True, tags=None)
+        return list(
+            store.conn.execute(
+                "SELECT rowid, -bm25(memories_fts, 1.0, 0.5) AS s FROM memories_fts WHERE memories_fts MATCH ? "
+                "ORDER BY s DESC LIMIT 10",
+                (expression,),
+            )
+        )
+
+
+def test_the_store_searches_plain_words_and_quotes_them_itself(fts_store):
+    with fts_store.db.read():
+        for term in HOSTILE_TERMS:
+            fts_store.fts([term, "webhook"], 10, domains=None, include_archived=True, tags=None)  # no syntax error
+        assert fts_store.fts(["tags:ops"], 10, domains=None, include_archived=True, tags=None) == []
+        assert fts_store.fts([], 10, domains=None, include_archived=True, tags=None) == []
+        hits = fts_store.fts(["webhook"], 10, domains=None, include_archived=True, tags=None)
+    assert [rowid for rowid, _ in hits] == [1]
 
 
 HOSTILE_TERMS = [

@@ -226,10 +226,10 @@ def test_the_keyword_pass_asks_for_more_matches_until_enough_pass_the_filters(st
                 with fast.db.read(), slow.db.read():
                     fast.vector_index()
                     got = fast.fts(
-                        '"deploy" OR "cache" OR "token"', k, domains=domains, include_archived=archived, tags=None
+                        ["deploy", "cache", "token"], k, domains=domains, include_archived=archived, tags=None
                     )
                     want = slow.fts(
-                        '"deploy" OR "cache" OR "token"', k, domains=domains, include_archived=archived, tags=None
+                        ["deploy", "cache", "token"], k, domains=domains, include_archived=archived, tags=None
                     )
                 assert got == want, (domains, archived, k)
     finally:

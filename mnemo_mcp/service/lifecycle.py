@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import validate
 from ..core import dedup, lifecycle, rules
-from ..core.text import fts_match_expression, query_words
+from ..core.text import query_words
 from ..models import ConsolidationReport, LifecycleChange, LifecycleResult, preview
 from .base import Part, ServiceContext, iso
 from .trust import Trust
@@ -54,22 +54,22 @@ class Lifecycle(Part):
         check a few milliseconds at any store size (a full vector scan costs 80 ms at 100k),
         and texts within 0.95 cosine share most of their rare words."""
         words = query_words(content)
-        tokens = {w: self.store.tokenize(w) for w in words}
-        total, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
+        total, per_word = self.store.word_document_counts(words)
         indexed = sorted(
-            (min(counts[t] for t in ts), i, w)
-            for i, (w, ts) in enumerate(tokens.items())
-            if ts and all(counts[t] for t in ts)
+            (min(n for _, n in toks), i, w)
+            for i, (w, toks) in enumerate(per_word.items())
+            if toks and all(n for _, n in toks)
         )
         # Common words cost the full-text query most (every match is scored) and tell least:
         # a near-duplicate shares the rare ones. Keep the common ones only if nothing is rare.
         cap = max(DUP_COMMON_FLOOR, total // 100)
         rare = [w for n, _, w in indexed if n <= cap]
         rarest = (rare or [w for _, _, w in indexed[:3]])[:DUP_WORDS]
-        match = fts_match_expression(rarest)
-        if not match:
+        if not rarest:
             return []
-        rowids = self.store.near_duplicate_candidates(match, DUP_CANDIDATES, domain=domain, exclude_rowid=exclude_rowid)
+        rowids = self.store.near_duplicate_candidates(
+            rarest, DUP_CANDIDATES, domain=domain, exclude_rowid=exclude_rowid
+        )
         cos = self.store.cosines(vector, rowids, few=True)
         ids = self.store.by_rowids(cos)
         hits = [(ids[r]["id"], c) for r, c in cos.items() if r in ids]

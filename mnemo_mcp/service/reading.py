@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import validate
 from ..core import rules
 from ..core.secrets import masked, without_secrets
-from ..core.text import extract_concepts, fts_match_expression, query_words
+from ..core.text import extract_concepts, query_words
 from ..errors import DiskFull, InvalidInput
 from ..models import MemoryItem, ReadResult
 from .base import Part, iso, rnd
@@ -235,20 +235,19 @@ class Reading(Part):
         scoring rows). `vector` gives the query's embedding, computed meanwhile (None: keywords only)."""
         st = self.store
         words = query_words(query)
-        match = fts_match_expression(words)
-        tokens = list(dict.fromkeys(t for w in words for t in st.tokenize(w)))
+        total, per_word = st.word_document_counts(words)
+        tokens = {t: n for toks in per_word.values() for t, n in toks}  # each index token once
         if vector is not None:
             st.prepare_vector_search()
         scored: list[tuple[int, float]] = []
         idf_total = 0.0
-        if match and tokens:
+        if words and tokens:
             # FTS5 scores every match to sort them anyway, so one pass that returns up to
             # LEXICAL_SCORED rows costs about what the top `pool` cost: the first `pool` are keyword
             # candidates, the rest give vector candidates their BM25. (A second query filtered by
             # rowid took 14 ms of a 15 ms read.) A vector candidate below that depth keeps BM25 None.
-            scored = st.fts(match, max(pool, LEXICAL_SCORED), domains=domains, include_archived=archived, tags=tags)
-            total, counts = st.term_document_counts(tokens)
-            idf_total = sum(rules.fts5_idf(total, n) for n in counts.values())
+            scored = st.fts(words, max(pool, LEXICAL_SCORED), domains=domains, include_archived=archived, tags=tags)
+            idf_total = sum(rules.fts5_idf(total, n) for n in tokens.values())
         # What does not need the query's vector is done before waiting for it.
         deeper = dict(scored[pool:])
         rows = st.scoring_rows(r for r, _ in scored[:pool])
@@ -262,14 +261,13 @@ class Reading(Part):
         # One keyword query per linked concept, so each memory reached is credited by the link
         # that reached it: relevance = expand_weight * link strength * keyword score.
         for concept, strength in expanded:
-            match_c = fts_match_expression([concept])
-            c_tokens = st.tokenize(concept)
-            if not match_c or not c_tokens:
+            c_total, c_words = st.word_document_counts([concept])
+            c_tokens = dict(c_words.get(concept) or [])
+            if not concept or not c_tokens:
                 continue
-            total, counts = st.term_document_counts(c_tokens)
-            idf_c = sum(rules.fts5_idf(total, n) for n in counts.values())
+            idf_c = sum(rules.fts5_idf(c_total, n) for n in c_tokens.values())
             weight = self.settings.expand_weight * strength
-            for rowid, bm in st.fts(match_c, pool, domains=domains, include_archived=archived, tags=tags):
+            for rowid, bm in st.fts([concept], pool, domains=domains, include_archived=archived, tags=tags):
                 cand = cands.setdefault(rowid, Candidate(rowid))
                 linked = weight * rules.lexical_score(bm, idf_c)
                 if linked > cand.linked:
@@ -353,6 +351,5 @@ class Reading(Part):
 
     def _concept_weights(self, concepts: list[str]) -> dict[str, float]:
         """Each concept's specificity: the IDF of its rarest token in the full-text index."""
-        tokens = {c: self.store.tokenize(c) for c in concepts}
-        total, counts = self.store.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
-        return {c: max((rules.concept_weight(total, counts[t]) for t in ts), default=0.0) for c, ts in tokens.items()}
+        total, per_word = self.store.word_document_counts(concepts)
+        return {c: max((rules.concept_weight(total, n) for _, n in toks), default=0.0) for c, toks in per_word.items()}

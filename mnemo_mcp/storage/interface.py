@@ -122,9 +122,9 @@ class MemoryStore(Protocol):
         ...
 
     def near_duplicate_candidates(
-        self, match: str, limit: int, *, domain: str, exclude_rowid: int | None = None
+        self, words: list[str], limit: int, *, domain: str, exclude_rowid: int | None = None
     ) -> list[int]:
-        """Live memories of the same domain sharing the rarest words (the caller checks cosine)."""
+        """Live memories of the same domain sharing any of the words (the caller checks cosine)."""
         ...
 
     def top_memories(
@@ -148,11 +148,16 @@ class MemoryStore(Protocol):
         """(documents in the index, documents holding each token), for IDF."""
         ...
 
+    def word_document_counts(self, words: list[str]) -> tuple[int, dict[str, list[tuple[str, int]]]]:
+        """(documents in the index, each word's index tokens with the documents holding each):
+        IDF and "the rarest words" in one call, whatever the backend's tokenizer."""
+        ...
+
     def fts(
-        self, match: str, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
+        self, words: list[str], k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
     ) -> list[tuple[int, float]]:
-        """(rowid, keyword score) of the best k memories matching the expression
-        (core.text.fts_match_expression), best first."""
+        """(rowid, keyword score) of the best k memories holding any of the words (plain words:
+        the backend builds its own query from them), best first."""
         ...
 
     def knn(

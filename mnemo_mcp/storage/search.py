@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from ..core.text import fts_match_expression
 from . import vectors
 from .rows import HAS_A_TAG, in_list, json_list, pack_vector
 
@@ -140,14 +141,17 @@ class SearchQueries:
 
     def fts(
         self,
-        match: str,
+        words: list[str],
         k: int,
         *,
         domains: list[str] | None,
         include_archived: bool,
         tags: list[str] | None,
     ) -> list[tuple[int, float]]:
-        """BM25 (positive, higher is better) of the best k memories matching the FTS5 expression."""
+        """BM25 (positive, higher is better) of the best k memories holding any of the words."""
+        match = fts_match_expression(words)
+        if match is None:
+            return []
         index = self._use_index(tags, attach=False)
         if index is not None:
             return self._fts_unjoined(match, k, index, domains, include_archived)
@@ -184,6 +188,13 @@ class SearchQueries:
                 if len(kept) >= k or len(rows) < limit or limit >= k + excluded:
                     return kept[:k]
                 limit = min(k + excluded, 2 * limit + (k - len(kept)))
+
+    def word_document_counts(self, words: list[str]) -> tuple[int, dict[str, list[tuple[str, int]]]]:
+        """(documents in the index, each word's index tokens with the documents holding each):
+        what IDF and "the rarest words" are computed from, in one call for all the words."""
+        tokens = {w: self.tokenize(w) for w in words}
+        total, counts = self.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
+        return total, {w: [(t, counts[t]) for t in ts] for w, ts in tokens.items()}
 
     def term_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
         """(documents in the index, documents holding each token), for IDF."""

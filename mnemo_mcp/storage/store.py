@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from ..core.text import fts_match_expression
 from ..errors import AmbiguousId, MnemoError, ModelMismatch, NotFound
 from . import vectors
 from .browse import BrowseQueries
@@ -473,9 +474,12 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         )
 
     def near_duplicate_candidates(
-        self, match: str, limit: int, *, domain: str, exclude_rowid: int | None = None
+        self, words: list[str], limit: int, *, domain: str, exclude_rowid: int | None = None
     ) -> list[int]:
-        """Live memories of the same domain sharing the rarest words (the caller checks cosine)."""
+        """Live memories of the same domain sharing any of the words (the caller checks cosine)."""
+        match = fts_match_expression(words)
+        if match is None:
+            return []
         rows = self.conn.execute(
             "SELECT f.rowid FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
             "WHERE f.memories_fts MATCH :q AND m.domain = :d AND m.archived = 0 AND f.rowid != :x "
