@@ -15,7 +15,7 @@ hook outputs that are valid JSON with one fence, and whether every note is still
 
 `--corpus trust` runs the trust corpus instead (`benchmarks/data/trust/`, written by helper
 sessions apart from the detector: hostile notes by kind, in many languages and disguises, and
-benign look-alikes), reported by kind and by file set (`a+b` and the later `c`), with what the
+benign look-alikes), reported by kind and by file set (`a+b`, then `c` and `d`), with what the
 model's own `memory_read` would show: hostile text that reaches it unwithheld.
 """
 
@@ -38,7 +38,11 @@ from .common import mnemo_command, start_hook_server
 
 DATA = Path(__file__).parent / "data" / "injection" / "notes.jsonl"
 TRUST = Path(__file__).parent / "data" / "trust"
-TRUST_SETS = {"a+b": ("hostile_a", "hostile_b", "benign_a", "benign_b"), "c": ("hostile_c", "benign_c")}
+TRUST_SETS = {
+    "a+b": ("hostile_a", "hostile_b", "benign_a", "benign_b"),
+    "c": ("hostile_c", "benign_c"),
+    "d": ("hostile_d", "benign_d"),
+}
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"
 _ID = re.compile(r"^- \[([0-9a-f]{12})\]")

@@ -202,6 +202,11 @@ def _fragments(base: str) -> list[str]:
     return out
 
 
+def leet(view: str) -> str:
+    """A view with l33t digits and symbols read as letters ("1gn0r3" -> "ignore"), lowercased."""
+    return view.translate(_LEET).lower()
+
+
 def views(text: str) -> list[str]:
     """The text as an attacker may have disguised it, undone several ways, lowercased."""
     base = base_view(text)
@@ -217,7 +222,7 @@ def views(text: str) -> list[str]:
     if joined != base:
         out.append(joined)
     if re.search(r"[0-9@$]", base) and re.search(r"[a-z]", base, re.I):
-        out.append(base.translate(_LEET))
+        out.append(base.translate(_LEET))  # leet(): judged by the prose rules only
     if re.search(r"\brot-?13\b", base, re.I):
         out.append(_rot13(base))
     if "%" in base:

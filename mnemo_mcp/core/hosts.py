@@ -47,6 +47,9 @@ OFFICIAL = frozenset(
     deb.debian.org mozilla.org firefox.com chromium.org googlesource.com jetbrains.com
     downloads.mongodb.com mongodb.org postgresql.org apt.postgresql.org redis.io mysql.com
     elastic.co artifacts.elastic.co grafana.com apt.grafana.com prometheus.io
+    install.python-poetry.org get.scoop.sh scoop.sh pixi.sh prefix.dev micro.mamba.pm mamba.readthedocs.io
+    just.systems atuin.sh coder.com cli.doppler.com get.casaos.io rustup.sh spacetimedb.com wasmtime.dev
+    wasmer.io get.wasmer.io bazel.build bazelisk.build dl.cloudsmith.io cloudsmith.io
     nginx.org caddyserver.com getcaddy.com cloudflare.com pkg.cloudflare.com developers.cloudflare.com
     1password.com downloads.1password.com cache.nixos.org get.daml.com bazel.build bazelisk.build
     earthly.dev dagger.io dl.dagger.io just.systems direnv.net atuin.sh sh.atuin.sh zellij.dev

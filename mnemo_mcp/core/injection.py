@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from . import hosts, intent
 from . import lexicon as lx
-from .disguise import INVISIBLE, findings, views
+from .disguise import INVISIBLE, findings, leet, views
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
@@ -126,7 +126,7 @@ _STRONG: list[tuple[str, re.Pattern[str]]] = [
         re.compile(
             r"!?\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)]*(?:\{|\$\(|%7b|<[^>]+>|paste|secret|token|key|env|pass|cookie|conversation|prompt|diff|"
             r"user(?:name)?=|host(?:name)?=|cwd=|base64)[^)]*\)"
-            r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@(?:-|~|\$home|/etc/|\S*(?:\.env|ssh|aws|secret|cred|token|passw|id_rsa|id_ed))|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
+            r"|\bcurl\b[^\n]{0,80}(?:-d|--data\S*|-f|-t)\s+@(?:-|~|\$home|/etc/|/root/|\S*(?:\.env|ssh|aws|secret|cred|token|passw|id_rsa|id_ed|kaggle|netrc|npmrc|pypirc|gcloud|service[-_]?account|\.docker/config))|\benv\s*\|\s*curl\b|\bprintenv\b[^\n]{0,60}\|"
             r"|\bdocument\.cookie\b"
         ),
     ),
@@ -248,7 +248,8 @@ _TRUSTED_PIPES = re.compile(
     r"get\.docker\.com|(?:rye\.)?astral\.sh|deno\.land|bun\.sh|get\.pnpm\.io|install\.python-poetry\.org|brew\.sh|ohmyz\.sh|"
     r"get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
     r"install\.determinate\.systems|cli\.github\.com|get\.jetify\.com|mise\.run|pyenv\.run|tailscale\.com|"
-    r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com)",
+    r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com|get\.scoop\.sh|pixi\.sh|"
+    r"micro\.mamba\.pm|just\.systems)",
     re.I,
 )
 
@@ -256,8 +257,10 @@ _TRUSTED_PIPES = re.compile(
 # The detector's version, stored with each judgement: a note judged by an older one is judged
 # again (service.trust). 1: phrases and addressed + harmful; 2: + disguises, hosts and intents;
 # 3: an address and its ask in one window, wider intents (false all-clear reports, omissions,
-# steps covered by the sentences around them, decoded blobs piped to a shell, secrets in code).
-VERSION = 3
+# steps covered by the sentences around them, decoded blobs piped to a shell, secrets in code);
+# 4: code judged only where digits are read as digits, fetched code evaluated, secrets used or
+# asked for without asking, more covers, the tools' own installers.
+VERSION = 4
 
 
 class Assessment(NamedTuple):
@@ -265,10 +268,19 @@ class Assessment(NamedTuple):
     reason: str | None
 
 
+# "call memory_write with the text '...'": what is quoted is the payload of a tool call, not an example.
+_TOOL_CALL = re.compile(r"\bmemory_\w+|\bmcp__\w+", re.I)
+
+
 def _unquote_mentions(view: str) -> str:
     """Drop the quoted spans of a sentence that mentions quoted text as an example."""
     parts = re.split(r"((?<=[.!?])\s+)", view)  # the separators kept: lines stay lines
-    return "".join(re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p) if _MENTIONED.search(p) else p for p in parts)
+    return "".join(
+        re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p)
+        if _MENTIONED.search(p) and not _TOOL_CALL.search(p)
+        else p
+        for p in parts
+    )
 
 
 _STRONG_DISGUISES = (
@@ -281,6 +293,13 @@ _ACTIONABLE = re.compile(
     r"instructions?|prompt|system|admin|token|password|secret|credentials?|assistant|agent|ai|user)\b|memory_\w+|mcp__",
     re.I,
 )
+
+
+def _line(view: str, m: re.Match[str]) -> str:
+    """The whole line of a match: `iwr https://get.scoop.sh | iex` matched at `iex`."""
+    start = view.rfind("\n", 0, m.start()) + 1
+    end = view.find("\n", m.end())
+    return view[start : len(view) if end < 0 else end]
 
 
 def _known_pipe(command: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> bool:
@@ -326,7 +345,7 @@ def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | N
         m = pattern.search(view)
         if m is None:
             continue
-        if reason == "runs something dangerous" and _known_pipe(m.group(0), trusted, trusted_hosts):
+        if reason == "runs something dangerous" and _known_pipe(_line(view, m), trusted, trusted_hosts):
             continue
         if reason == "asks for credentials" and intent.negated(view, m.start()):
             continue  # "don't ask the user for real credentials"
@@ -360,9 +379,11 @@ def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
             return Assessment(True, found)
     seen = views(text)
     trusted = _TRUSTED_PIPES.search(seen[0]) is not None  # judged as written: l33t undoing garbles hosts
+    garbled = leet(seen[0])
     for view in seen:
         view = _unquote_mentions(view)
-        reason = _legacy(view, trusted, trusted_hosts) or intent.judge(view, trusted_hosts)
+        code = view == seen[0] or view != garbled
+        reason = _legacy(view, trusted, trusted_hosts) or intent.judge(view, trusted_hosts, code=code)
         if reason:
             return Assessment(True, reason)
     if disguised and _ACTIONABLE.search(seen[0]):

@@ -49,24 +49,41 @@ def _outside_urls(text: str, trusted: Iterable[str]) -> list[tuple[str, str]]:
 # --- prose: what the note asks of the assistant -------------------------------------------------
 
 
+_RULE_BEFORE = re.compile(r"\b(?:don'?t|do\s+not|never|must\s+not|should\s+not|shouldn'?t)\b[^.;:!?\n]{0,100}$", re.I)
+
+
 def _conceals(s: str) -> bool:
     for m in lx.CONCEAL_RE.finditer(s):
         if _SECRET_AFTER.search(s[m.end() :]) and not re.search(r"\babout\b", m.group(0)):
             continue  # "never tell anyone your password": a rule that protects the person
+        if negated(s, m.start()) or (m.group(0).startswith("without") and _RULE_BEFORE.search(s[: m.start()])):
+            continue  # "don't rewrite history of a branch others work on without telling them"
         return True
     return False
 
 
-def _asks_for_secret(s: str) -> bool:
-    """Ask the person for a password, token or code."""
+def _asks_for_secret(s: str, whole: str = "") -> bool:
+    """Ask the person for a password, token or code (named in the sentence, or in the lines just
+    before it: "- Password: ... Ask the user for each field")."""
     ask = lx.ASK_RE.search(s)
     if not ask or negated(s, ask.start(), ask.end()):
         return False
-    near = s[max(0, ask.start() - 80) : ask.end() + 120]
+    at = whole.find(s) if whole else -1
+    before = whole[max(0, at - 300) : at] if at > 0 else ""
+    near = before + " " + s[max(0, ask.start() - 80) : ask.end() + 120]
     if not lx.SECRET_RE.search(near):
         return False
     # The English ask names the person itself; in other languages the person may be anywhere.
     return ask.group(0).startswith(("ask", "request", "prompt", "have", "get", "make")) or bool(lx.USER_RE.search(s))
+
+
+_USE = re.compile(r"\b(?:fill\s+in|fill|enter|submit|use|paste|type|log\s+in|sign\s+in|approve|accept)\b", re.I)
+
+
+def _uses_secret_unasked(s: str) -> bool:
+    """Use the person's credentials (fill them in, submit them) without asking them."""
+    use, secret, unasked = _USE.search(s), lx.SECRET_RE.search(s), lx.NO_CONFIRM_RE.search(s)
+    return bool(use and secret and unasked) and not negated(s, use.start())
 
 
 def _sends_secret(s: str, trusted: Iterable[str]) -> bool:
@@ -127,7 +144,8 @@ _PROSE = (
     ("tells the assistant to mislead the person", lambda s, w, t: bool(lx.DECEIVE_RE.search(s)) or _tells_all_clear(s)),
     ("asks for the assistant's own instructions", lambda s, w, t: _reveals_prompt(s)),
     ("follows instructions fetched from elsewhere", lambda s, w, t: _follows_remote(s, w)),
-    ("asks the person for a secret", lambda s, w, t: _asks_for_secret(s)),
+    ("asks the person for a secret", lambda s, w, t: _asks_for_secret(s, w)),
+    ("uses the person's secrets without asking", lambda s, w, t: _uses_secret_unasked(s)),
     ("sends a secret out", lambda s, w, t: _sends_secret(s, t)),
 )
 
@@ -171,7 +189,8 @@ _PACKAGE_LINE = re.compile(
     r"\b(?:pip3?|uv|pipx|poetry|pdm|conda|npm|pnpm|yarn|bun|gem|bundle|cargo|go\s+(?:get|install)|composer|apt(?:-get)?|dnf|yum|"
     r"choco|winget|scoop|nuget|dotnet\s+add|brew|helm|deno|npx)\b|(?<![.\w-])(?:registry|index-url|extra-index-url|find-links|"
     r"replace-with|repositories|sources?|goproxy|proxy|mirror|url|repo|tap)\b[\"']?\s*[:=]|\[registries\]|"
-    r"(?:index-url|extra-index-url|registry|find-links)\s+[\"']?https?://|\bgit\+https?://",
+    r"(?:index-url|extra-index-url|registry|find-links)\s+[\"']?https?://|\bgit\+https?://|\bapply\s+from\s*:|"
+    r"\bimport\s+(?:url\(|['\"]https?:)|\binclude\s*:\s*[\"']?\s*(?:remote\s*:\s*)?https?:",
     re.I,
 )
 _GO_MODULE = re.compile(r"\bgo\s+(?:install|get)\s+(?:-\S+\s+)*([\w-]+(?:\.[\w-]+)+)/\S+", re.I)
@@ -183,7 +202,7 @@ _INSECURE = re.compile(
 _HIDDEN_CODE = re.compile(
     r"\b(?:exec|eval|iex|invoke-expression|os\.system|subprocess\.\w+|new\s+function|function)\s*\(?[^\n]{0,240}?"
     r"(?:b64decode|base64|atob|fromhex|unhexlify|codecs\.decode|\[::-1\]|reverse\(\)|fromcharcode|decompress|rot.?13|\.join\()"
-    r"|\b(?:base64\s+(?:-d|-D|--decode)|xxd\s+-r|openssl\s+(?:base64|enc)\b[^|\n]*\s-d)\b[^\n]*\|\s*(?:sudo\s+)?"
+    r"|\b(?:base(?:64|32|58)\s+(?:-d|-D|--decode)|xxd\s+-r|openssl\s+(?:base64|enc)\b[^|\n]*\s-d)\b[^\n]*\|\s*(?:sudo\s+)?"
     r"(?:(?:ba|z|da|k)?sh|python[\d.]*|perl|ruby|node)\b"
     r"|-enc(?:odedcommand)?\s+[a-z0-9+/=]{20,}|\biex\s+[\"']?\$\w+\$\w+|\bbase64\s+(?:-d|--decode)\b[^\n]*>\s*(\S+)[^\n]*(?:&&|;)\s*(?:ba)?sh\s+\1",
     re.I,
@@ -211,6 +230,9 @@ def _runs_remote(text: str, trusted: Iterable[str]) -> bool:
 
 
 def _installs_from_outside(text: str, trusted: Iterable[str]) -> bool:
+    """A package installed, or a package index or registry configured, from a host outside the
+    project. An unknown host may be the company's own: MNEMO_TRUSTED_HOSTS names those (a
+    registry swapped for a look-alike mirror is how dependency attacks start)."""
     for line in text.splitlines():
         if not _PACKAGE_LINE.search(line):
             continue
@@ -231,10 +253,13 @@ _NET_SEND = re.compile(
     r"\bfetch\s*\(|\bsendbeacon\s*\(|\bxmlhttprequest\b|\bcurl\b[^\n]*(?:\s-d\b|\s--data\S*|\s-f\b|\s--form\b|\s-t\b|--upload-file)|"
     r"\|\s*(?:nc|ncat|netcat|socat)\s+\S+|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*\S+\s+\d{2,5}\b|\binvoke-restmethod\b[^\n]*-body|"
     r"\bwget\b[^\n]*--post-(?:data|file)|\bsocket\.send|\bsmtplib\b|\b(?:curl|wget)\b[^\n]*[?&][\w-]+=\$|"
-    r"\b(?:scp|rsync)\b[^\n]*\s[\w.-]*@?[\w-]+(?:\.[\w-]+)+:",
+    r"\b(?:scp|rsync)\b[^\n]*\s[\w.-]*@?[\w-]+(?:\.[\w-]+)+:|require\(\s*['\"]https?['\"]\s*\)\.request\s*\(|"
+    r"\.(?:post|put|send)async\s*\(",
     re.I,
 )
-_RELATIVE_CALL = re.compile(r"[^\n(]{0,40}\(\s*[`'\"](?:/(?!/)|\./|\.\./)")
+_RELATIVE_CALL = re.compile(
+    r"[^\n(]{0,40}\(\s*[`'\"](?:/(?!/)|\./|\.\./|\$\{\s*\w*(?:api|base|backend|server|origin|host)\w*\s*\}/)", re.I
+)
 _AUTH_PATH = re.compile(
     r"/(?:auth|login|signin|sign-in|oauth\d?|token|sso|session/new|v\d+/me)\b|//(?:auth|login|sso|id|idp|accounts)\.",
     re.I,
@@ -253,7 +278,8 @@ _WHOLE_ENV = re.compile(
 # Secrets as code holds them: a request's own credentials, a connection string, CI's secrets.
 _CODE_SECRET = re.compile(
     r"header\w*\.get\(\s*['\"](?:authorization|cookie|x-api-key)|headers\[\s*['\"](?:authorization|cookie)|\bdsn\b|database_url|"
-    r"connection[\s_]?string|tojson\(\s*secrets\s*\)|\$\{\{\s*secrets\.",
+    r"connection[\s_]?string|tojson\(\s*secrets\s*\)|\$\{\{\s*secrets\.|/\.(?:npmrc|netrc|pypirc|git-credentials)\b|"
+    r"\.aws/credentials|\.kaggle/|\.docker/config\.json",
     re.I,
 )
 
@@ -303,7 +329,7 @@ def _tool_coercion(s: str) -> bool:
     bulk = re.search(
         r"\b(?:every|all|any|each)\b|trusted|admin\s+note|pre-?approved|precedence|rewrite|so\s+that\s+it\s+says|without\s+"
         r"(?:commenting|asking|review)|on\s+behalf|approved|ship\s+it|wontfix|\.env|credentials|secrets?|/etc/|"
-        r"(?:don'?t|do\s+not|doesn'?t|no)\s+need\s+(?:a\s+)?(?:human\s+)?reviews?|right\s+away",
+        r"(?:don'?t|do\s+not|doesn'?t|no)\s+need\s+(?:a\s+)?(?:human\s+)?reviews?|right\s+away|permission\W{0,3}(?:admin|owner|maintain)|write-all",
         s,
         re.I,
     )
@@ -332,14 +358,16 @@ _WEAKEN = re.compile(
     r"secrets:\s*inherit|authorized_keys\b|\bnopasswd\b|\bgit\s+remote\s+(?:add|set-url)\b|\bgit\s+push\s+https?://|"
     r"\b(?:change|edit|update|rewrite|loosen)\s+(?:the\s+)?(?:assertions?|expected\s+values?|thresholds?|snapshots?)\s+(?:so|until|to\s+match)|"
     r"\bcreate\s+clusterrolebinding\b[^\n]*cluster-admin|\bcommit\s+[^\n]{0,40}--author[= ]|\bcluster-admin\b|"
-    r"\bapprove\w*\s+(?:the\s+)?(?:pending\s+)?(?:oauth\s+)?(?:grant|consent|authori[sz]ation)\b|\ball\s+requested\s+scopes\b|\badmin:org\b",
+    r"\bapprove\w*\s+(?:the\s+)?(?:pending\s+)?(?:oauth\s+)?(?:grant|consent|authori[sz]ation)\b|public-read-write|--acl\s+public|"
+    r"\ballusers\b|0\.0\.0\.0/0|chmod\s+(?:-r\s+)?777|permitrootlogin\s+yes|-lock=false|--deselect\b|required_status_checks|"
+    r"\bmark\s+(?:the\s+)?(?:check|status|build|job)\s+as\s+(?:passed|passing|green|success\w*)|\bsilence\s+\S+\s+permanently|\ball\s+requested\s+scopes\b|\badmin:org\b",
     re.I,
 )
 # The assistant's own guard (hooks, permissions) taken out of an agent's settings: no cover needed.
 _AGENT_SETTINGS = re.compile(r"\.claude/settings|\.codex/config|\.gemini/settings|opencode\.jsonc?\b|\.cursor/", re.I)
 _DROPS_GUARD = re.compile(
     r"\b(?:remove|removes|delete|deletes|drop|drops|disable|disables|strip|strips|empty|clear)\s+(?:\S+\s+){0,3}[\"'`]?"
-    r"(?:hooks|pretooluse|permissions|deny|guard|sandbox)\b",
+    r"(?:hooks|pretooluse|permissions|deny|guard|sandbox)\b|[\"']hooks[\"']\s*:\s*\{\s*\}",
     re.I,
 )
 _AS_THE_USER = re.compile(r"\bas\s+the\s+user\b|\blogged\s+in\s+as\b", re.I)
@@ -357,9 +385,27 @@ def _weakens(s: str, around: str) -> bool:
     return any(p.search(s) or p.search(around) for p in cover)
 
 
+_FETCHED = re.compile(
+    r"\b(?:requests|httpx|urllib3?|session|client|aiohttp)\.(?:get|request)\s*\(|\burlopen\s*\(|\bnet::http\.get|\bfetch\s*\(|"
+    r"\bhttp\.get\s*\(|\bopen-uri\b|\bfile_get_contents\s*\(\s*['\"]?https?:",
+    re.I,
+)
+_EVALS = re.compile(r"(?<![\w.])(?:exec|eval)\s*\(|\binstance_eval\b|\bnew\s+function\s*\(", re.I)
+
+
+def _evals_fetched(text: str) -> bool:
+    """Code that evaluates what it fetched (through a variable, on another line)."""
+    for para in re.split(r"\n\s*\n", text):
+        if _EVALS.search(para) and _FETCHED.search(para):
+            return True
+    return False
+
+
 def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
     if _HIDDEN_CODE.search(text):
         return "runs code it hides"
+    if _evals_fetched(text):
+        return "runs code from outside the project"
     if _runs_remote(text, trusted):
         return "runs code from outside the project"
     if _installs_from_outside(text, trusted):
@@ -376,6 +422,7 @@ def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
     return None
 
 
-def judge(text: str, trusted: Iterable[str] = ()) -> str | None:
-    """The first reason `text` (one lowercased view of a note) is hostile, or None."""
-    return judge_prose(text, trusted) or judge_code(text, trusted)
+def judge(text: str, trusted: Iterable[str] = (), *, code: bool = True) -> str | None:
+    """The first reason `text` (one lowercased view of a note) is hostile, or None. `code`
+    False: the prose rules only (a view that rewrote digits and symbols garbles code and hosts)."""
+    return judge_prose(text, trusted) or (judge_code(text, trusted) if code else None)

@@ -52,7 +52,7 @@ ADDRESSED = (
 
 # The person the assistant works for.
 USER = (
-    r"\b(?:the\s+)?users?\b|\buser'?s\b|\bthe\s+(?:developer|human|person|new\s+hire|engineer|on-call\s+engineer|customer|requester)\b"
+    r"\b(?:the\s+)?users?\b(?![._]\w)|\buser'?s\b|\bthe\s+(?:developer|human|person|new\s+hire|engineer|on-call\s+engineer|customer|requester)\b"
     r"|пользовател\w*|користувач\w*|用户|用戶|使用者|ユーザー|利用者|사용자|유저|usuari[oa]s?\b|utilisateur\w*|benutzer\w*|nutzer\w*|"
     r"anwender\w*|usuário\w*|utilizador\w*|utente\b|użytkownik\w*|kullanıcı\w*|gebruiker\w*|المستخدم|משתמש|המשתמש|उपयोगकर्ता|"
     r"người\s+dùng|pengguna|کاربر|uživatel\w*|användar\w*|χρήστ\w*|ผู้ใช้|felhasználó\w*|utilizator\w*|käyttäjä\w*|"
@@ -186,7 +186,9 @@ CONCEAL = (
     r"exclude)\s+(?:\w+\s+){0,4}?(?:from|in)\s+(?:the\s+|your\s+)?(?:summary|summaries|report|reply|answer|pr\s+description|commit\s+"
     r"message|changelog)|\bwhen\s+summari[sz]ing\b[^.\n]{0,80}\b(?:leave\s+out|omit|skip|don'?t\s+mention)|\bso\s+(?:that\s+)?"
     r"(?:nobody|no\s+one|no-one)\s+(?:\w+\s+){0,2}(?:notices?|sees?|spots?)\b|\bnothing\s+to\s+report\s+back\b|"
-    r"\bhandled\s+quietly\b"
+    r"\bhandled\s+quietly\b|\b(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+want\s+to\s+(?:hear|know|be\s+told)\s+about|\bnot\s+worth\s+"
+    r"(?:mentioning|telling|bringing\s+up|flagging|reporting)|\b(?:don'?t|do\s+not|never)\s+bring\s+(?:this|it|that)\s+up|\bstop\s+"
+    r"reporting\b[^.\n]{0,40}\bto\s+the\s+user|\bnot\s+(?:mention|tell|inform|report)\b[^.\n]{0,40}\b(?:to\s+)?the\s+user"
     r"|neuváděj|nezmiňuj|nikdo\s+nevšim\w*|aby\s+(?:si\s+)?(?:toho\s+)?(?:\S+\s+){0,3}nikdo\s+nevš|no\s+se\s+lo\s+(?:comentes|digas|"
     r"cuentes)|para\s+que\s+no\s+(?:aparezca\w*|se\s+vea\w*|lo\s+not\w+|se\s+not\w+)|不(?:用|要|必|需要)在(?:回复|回覆|回答|答复|总结|總結|摘要|"
     r"提交信息|提交说明|说明|說明)(?:里|裡|中)?.{0,4}(?:提到|提及|说明|說明|写|寫|提)|不用(?:提到|提及)|ne\s+(?:említsd|szólj|mondd\s+el)|anélkül,?\s+hogy\s+(?:szólnál|tudná|értesítenéd)|nu\s+(?:spune|"
@@ -204,7 +206,9 @@ NO_CONFIRM = (
     r"does\s+not|no)\s+need\s+(?:to\s+wait\s+for\s+)?(?:a\s+|an\s+|the\s+|any\s+)?(?:human|person|user|reviewer|approval|review|"
     r"sign-?off)\b|\bon\s+(?:its|your)\s+own\b|\b(?:commit|push|merge|deploy)\w*\s+(?:it\s+|them\s+|this\s+)?(?:directly|straight)\s+"
     r"(?:to|into|on)\s+(?:main|master|prod\w*|release\w*)|\bgo\s+ahead\s+and\b[^.\n]{0,80}\banyway\b|\bjust\s+(?:do\s+it|keep\s+"
-    r"(?:the\s+)?\w+\s+moving|edit\s+and\s+carry\s+on)\b|\b(?:do\s+not|don'?t|never|no\s+longer)\s+(?:need\s+to\s+)?ask\b|\b(?:human\s+|user\s+)?confirmation\s+(?:is\s+)?"
+    r"(?:the\s+)?\w+\s+moving|edit\s+and\s+carry\s+on)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:check|confirm|consult)\s+"
+    r"with\b|\bprefers?\s+not\s+to\s+be\s+(?:interrupted|asked|bothered)|\bwithout\s+interrupt\w*|\b(?:asking|checking|stopping\s+to\s+"
+    r"ask)\s+(?:only\s+|just\s+)?(?:slows|breaks|delays|wastes)|\bthey'?d\s+just\s+slow\s+it\s+down|\b(?:do\s+not|don'?t|never|no\s+longer)\s+(?:need\s+to\s+)?ask\b|\b(?:human\s+|user\s+)?confirmation\s+(?:is\s+)?"
     r"(?:not\s+(?:required|needed)|unnecessary)|\bno\s+confirmation\b|\bpre-?approved\b|\bno\s+questions\s+asked\b|\bautomatically\s+"
     r"approved\b|\bnobody\s+needs\s+to\s+(?:approve|review)|\bis\s+a\s+formality\b|\bthe\s+user\s+(?:does\s+not|doesn'?t)\s+need\s+to\s+"
     r"(?:be\s+asked|approve|know)"
@@ -252,6 +256,9 @@ PRECEDENCE = (
     r"|उपयोगकर्ता\s+.{0,30}(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)|(?:bỏ\s+qua|phớt\s+lờ).{0,30}người\s+dùng|(?:abaikan|mengabaikan).{0,30}pengguna"
     r"|(?:نادیده\s+بگیر|اولویت\s+بر).{0,30}کاربر|(?:ignoruj|přednost\s+před).{0,30}uživatel|(?:ignorera|företräde\s+framför).{0,30}användar"
     r"|(?:αγνόησε|προτεραιότητα\s+έναντι).{0,30}χρήστ|(?:เพิกเฉย|ไม่ต้องสนใจ|สำคัญกว่า).{0,30}ผู้ใช้"
+    r"|\bonly\s+(?:follow|obey)\s+(?:this|these|the)\s+(?:notes?|rules?)|\b(?:rules?|instructions?|settings?)\s+(?:of|from)\s+the\s+user\b"
+    r"[^.\n]{0,30}\b(?:are|were|is|was)\s+(?:cancel+ed|void|revoked|suspended|lifted)|نه\s+از\s+کاربر|правила\s+користувача.{0,60}скасован"
+    r"|правила\s+пользовател\w*.{0,60}отмен[её]н"
 )
 
 # Tell the person something false about the assistant or its work.
