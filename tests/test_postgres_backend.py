@@ -101,3 +101,31 @@ def test_doctor_and_restore_say_they_are_for_sqlite_files_and_name_pg_dump(tmp_p
             [sys.executable, "-m", "mnemo_mcp", *command], env=env, capture_output=True, text=True, timeout=60
         )
         assert out.returncode != 0 and "pg_dump" in out.stderr and "Sup3rS3cret" not in out.stderr
+
+
+def test_the_schema_is_laid_out_once_when_four_processes_start_at_once(pg):
+    import subprocess
+    import sys
+
+    pg.psql("CREATE DATABASE racing OWNER app")
+    url = pg.url(database="racing")
+    code = (
+        "import sys\nfrom mnemo_mcp.storage import pgschema, postgres\n"
+        "conn = postgres.connect(sys.argv[1])\nprint(pgschema.migrate(conn))\nconn.close()"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    from mnemo_mcp.storage import pgschema
+
+    assert {out.strip() for out, _ in outs} == {str(pgschema.MIGRATIONS[-1][0])}
+    rows = pg.psql("SELECT count(*) FROM schema_migrations", database="racing")
+    assert f" {len(pgschema.MIGRATIONS)}\n" in rows
+    tables = pg.psql(
+        "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'", "racing"
+    )
+    for table in ("memories", "reads", "feedback_events", "associations", "cues", "session_events", "meta"):
+        assert table in tables

@@ -1,0 +1,153 @@
+"""The PostgreSQL store's schema: numbered migrations applied under an advisory lock, since
+several processes (every session's MCP server, the hooks) start at once against one database.
+
+The tables are SQLite's (storage/migrations.py, as of its migration 7), so that rows decode the
+same way (JSON columns as text) and an export moves between the two: `rowid` and `seq` are
+identity columns; the vectors' table is made when a model is bound (its dimension comes from the
+model), as in SQLite. Text cannot hold NUL in PostgreSQL; the store will refuse it at the seam.
+The store that uses this schema is not built yet (storage/factory.py says so).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import MnemoError
+
+# pg_advisory_xact_lock key for schema changes: "mnemo" + "mig" as one bigint.
+MIGRATE_LOCK = 0x6D6E656D6F6D6967
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "the store's tables, as SQLite's schema 7",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            memory_type TEXT NOT NULL DEFAULT 'note',
+            domain TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            concepts TEXT NOT NULL DEFAULT '[]',
+            valence DOUBLE PRECISION NOT NULL DEFAULT 0.0,
+            quality DOUBLE PRECISION NOT NULL DEFAULT 0.5,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            retrieval_count INTEGER NOT NULL DEFAULT 0,
+            reciprocal_rank_sum DOUBLE PRECISION NOT NULL DEFAULT 0.0,
+            feedback_count INTEGER NOT NULL DEFAULT 0,
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_accessed_at TEXT,
+            tier TEXT NOT NULL DEFAULT 'working',
+            source TEXT NOT NULL DEFAULT 'write',
+            superseded_by TEXT,
+            archived_at TEXT,
+            archive_reason TEXT,
+            provenance TEXT NOT NULL DEFAULT '{}',
+            quarantine TEXT
+        );
+        CREATE INDEX memories_domain ON memories(domain, archived);
+        CREATE INDEX memories_superseded_by ON memories(superseded_by) WHERE superseded_by IS NOT NULL;
+        CREATE INDEX memories_source ON memories(source);
+        CREATE INDEX memories_quarantined ON memories(rowid) WHERE quarantine IS NOT NULL;
+        CREATE TABLE reads (
+            id TEXT PRIMARY KEY,
+            query TEXT NOT NULL,
+            query_concepts TEXT NOT NULL,
+            domain TEXT,
+            results TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX reads_created ON reads(created_at);
+        CREATE TABLE feedback_events (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            read_id TEXT,
+            outcome DOUBLE PRECISION NOT NULL,
+            rate DOUBLE PRECISION NOT NULL,
+            valence_before DOUBLE PRECISION NOT NULL,
+            valence_after DOUBLE PRECISION NOT NULL,
+            source TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            by_user TEXT
+        );
+        CREATE INDEX feedback_events_memory ON feedback_events(memory_id, seq);
+        CREATE TABLE associations (
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            weight DOUBLE PRECISION NOT NULL,
+            valence DOUBLE PRECISION NOT NULL,
+            count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            decayed_at TEXT,
+            PRIMARY KEY (a, b)
+        );
+        CREATE TABLE cues (
+            memory_id TEXT NOT NULL,
+            concept TEXT NOT NULL,
+            value DOUBLE PRECISION NOT NULL,
+            count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (memory_id, concept)
+        );
+        CREATE INDEX cues_concept ON cues(concept);
+        CREATE TABLE consolidation_runs (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            as_of TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            trigger TEXT NOT NULL,
+            report TEXT
+        );
+        CREATE TABLE session_events (
+            seq BIGINT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            memory_ids TEXT NOT NULL DEFAULT '[]',
+            read_id TEXT,
+            detail TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX session_events_session ON session_events(session_id, seq);
+        """,
+    ),
+]
+
+
+def current_version(conn: Any) -> int:
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return 0
+    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+
+
+def migrate(conn: Any) -> int:
+    """Apply pending migrations in one transaction, one process at a time (an advisory lock held
+    until the transaction ends): the processes that wait find them applied. -> the version."""
+    latest = MIGRATIONS[-1][0]
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        found = current_version(conn)
+        if found > latest:
+            raise MnemoError(
+                f"the database has schema version {found}, newer than this mnemo-mcp knows ({latest}); "
+                "upgrade mnemo-mcp (pip install -U mnemo-mcp)"
+            )
+        for number, name, sql in MIGRATIONS:
+            if number <= found:
+                continue
+            conn.execute(sql)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s, %s, %s)",
+                (number, name, datetime.now(UTC).isoformat()),
+            )
+    return current_version(conn)
