@@ -1,0 +1,290 @@
+"""The PostgreSQL store, being built: `storage.interface.MemoryStore` on a server with pgvector.
+
+What is here passes the same contract tests as the SQLite store (tests/test_store_contract.py):
+transactions, the model binding, and the memories' own reads and writes with their vectors (exact
+cosine KNN in pgvector). Everything else of the interface (full text, learned state, sessions,
+cases, listings) is still to come, so the factory does not hand this store out yet.
+
+Transactions are SQLite's: `read()` one consistent snapshot (REPEATABLE READ, read only),
+`write()` one atomic change with one writer at a time for the whole database (an advisory lock
+taken at BEGIN, as SQLite's BEGIN IMMEDIATE takes the file's lock), so a read-modify-write never
+loses another process's update and identity values come in commit order (the watermarks the
+service keeps stay right). Nested writes are savepoints.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..core.hosts import without_password
+from ..errors import AmbiguousId, ModelMismatch, NotFound, StoreUnavailable
+from . import pgschema, postgres
+from .rows import MEMORY_COLUMNS, decode_row, encode
+
+if TYPE_CHECKING:
+    import numpy as np
+
+WRITE_LOCK = 0x6D6E656D6F777274  # "mnemowrt": one writer at a time
+MIN_PREFIX = 8
+_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
+
+
+def _no_nul(value: Any) -> Any:
+    """PostgreSQL text cannot hold NUL: refuse it here, naming the fix, rather than fail deep in the driver."""
+    if isinstance(value, str) and "\x00" in value:
+        raise StoreUnavailable("text with a NUL character cannot be stored in PostgreSQL; remove the \\x00 from it")
+    return value
+
+
+class PgDatabase:
+    """`Transactions` on one psycopg connection (autocommit outside transactions)."""
+
+    def __init__(self, url: str):
+        self.path = without_password(url)  # what messages name
+        self.conn = postgres.connect(url)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._writing = False
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def mark_damaged(self, message: str) -> None:  # a server has its own recovery
+        pass
+
+    def replaced(self) -> bool:
+        return False
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        with self._lock:
+            if self._depth:
+                yield self.conn
+                return
+            with self.conn.transaction():
+                self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                self._depth = 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth = 0
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        with self._lock:
+            if self._depth and not self._writing:
+                raise RuntimeError("write() inside read(): open the write transaction first")
+            with self.conn.transaction():  # nested: a savepoint
+                if not self._depth:
+                    self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                self._depth += 1
+                self._writing = True
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                    self._writing = self._depth > 0
+
+
+class PgStore:
+    def __init__(self, url: str):
+        self.db = PgDatabase(url)
+        try:
+            postgres.ready(url)
+            pgschema.migrate(self.db.conn)
+        except BaseException:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def conn(self) -> Any:
+        return self.db.conn
+
+    # --- model binding -----------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def bound_model(self) -> tuple[str, int] | None:
+        with self.db.read():
+            name, dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
+        return (name, int(dim)) if name and dim else None
+
+    def check_model(self, name: str, dim: int | None = None) -> None:
+        bound = self.bound_model()
+        if bound is None:
+            return
+        if bound[0] != name or (dim is not None and bound[1] != dim):
+            raise ModelMismatch(
+                f"the database {self.db.path} holds vectors made by {bound[0]} ({bound[1]}-d), but the configured "
+                f"embedding model is {name}. Fix: set MNEMO_EMBED_MODEL={bound[0]}, or use another database"
+            )
+
+    def bind_model(self, name: str, dim: int) -> None:
+        self.check_model(name, dim)
+        with self.db.write() as conn:
+            if self.get_meta("embedding_model") is None:
+                self.set_meta("embedding_model", name)
+                self.set_meta("embedding_dim", str(dim))
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS memory_vectors (rowid BIGINT PRIMARY KEY REFERENCES memories(rowid) "
+                f"ON DELETE CASCADE, embedding vector({int(dim)}) NOT NULL, archived INTEGER NOT NULL DEFAULT 0, "
+                "domain TEXT NOT NULL DEFAULT '')"
+            )
+
+    def has_vector_table(self) -> bool:
+        return self.conn.execute("SELECT to_regclass('memory_vectors') IS NOT NULL").fetchone()[0]
+
+    # --- memories ------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(_SELECT + " WHERE m.id = %s", (memory_id,)).fetchone()
+        return decode_row(row) if row else None
+
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        if not ids:
+            return set()
+        return {r[0] for r in self.conn.execute("SELECT id FROM memories WHERE id = ANY(%s)", (list(ids),))}
+
+    def resolve(self, id_or_prefix: str) -> str:
+        key = id_or_prefix.strip().lower()
+        if not MIN_PREFIX <= len(key) <= 64 or any(ch not in "0123456789abcdef" for ch in key):
+            raise NotFound(
+                f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)"
+            )
+        hits = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM memories WHERE id >= %s AND id < %s ORDER BY id LIMIT 51", (key, key + "g")
+            )
+        ]
+        if len(key) == 64:
+            if key in hits:
+                return key
+            raise NotFound(f"no memory has id {key}; find ids with memory_read")
+        if not hits:
+            raise NotFound(f"no memory id starts with {key!r}; find ids with memory_read")
+        if len(hits) > 1:
+            raise AmbiguousId(key, hits)
+        return hits[0]
+
+    def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
+        cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]
+        values = [_no_nul(encode(c, row[c])) for c in cols]
+        if "archived" in cols:
+            values[cols.index("archived")] = int(row["archived"])
+        marks = ", ".join(["%s"] * len(cols))
+        rowid = self.conn.execute(
+            f"INSERT INTO memories({', '.join(cols)}) VALUES ({marks}) RETURNING rowid", values
+        ).fetchone()[0]
+        self.conn.execute(
+            "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (%s, %s::vector, %s, %s)",
+            (rowid, _vector_text(vector), int(row.get("archived", False)), row.get("domain", "")),
+        )
+        return rowid
+
+    def update(self, memory_id: str, **fields: Any) -> None:
+        if not fields:
+            return
+        unknown = set(fields) - set(MEMORY_COLUMNS) - {"rowid"}
+        if unknown or "rowid" in fields or "id" in fields:
+            raise ValueError(f"not updatable memory columns: {sorted(unknown | ({'rowid', 'id'} & set(fields)))}")
+        values = [_no_nul(int(v) if c == "archived" else encode(c, v)) for c, v in fields.items()]
+        sets = ", ".join(f"{c} = %s" for c in fields)
+        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = %s", (*values, memory_id))
+        if "archived" in fields or "domain" in fields:
+            self.conn.execute(
+                "UPDATE memory_vectors v SET archived = m.archived, domain = m.domain FROM memories m "
+                "WHERE m.id = %s AND v.rowid = m.rowid",
+                (memory_id,),
+            )
+
+    def delete(self, memory_id: str) -> bool:
+        gone = self.conn.execute("DELETE FROM memories WHERE id = %s RETURNING rowid", (memory_id,)).fetchone()
+        if not gone:
+            return False
+        self.conn.execute("DELETE FROM cues WHERE memory_id = %s", (memory_id,))
+        self.conn.execute("DELETE FROM feedback_events WHERE memory_id = %s", (memory_id,))
+        return True
+
+    def by_rowids(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        ids = list(rowids)
+        if not ids:
+            return {}
+        return {r[0]: decode_row(r) for r in self.conn.execute(_SELECT + " WHERE m.rowid = ANY(%s)", (ids,))}
+
+    def rows_by_ids(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        return {r[1]: decode_row(r) for r in self.conn.execute(_SELECT + " WHERE m.id = ANY(%s)", (wanted,))}
+
+    def all_memories(self) -> Iterable[dict[str, Any]]:
+        for r in self.conn.execute(_SELECT + " ORDER BY m.rowid"):
+            yield decode_row(r)
+
+    def memory_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    def max_rowid(self) -> int:
+        return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
+
+    # --- vectors -------------------------------------------------------------------------
+
+    def knn(
+        self, vector: np.ndarray, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
+    ) -> list[tuple[int, float]]:
+        """(rowid, cosine) of the k nearest, best first: exact (a sequential scan in pgvector;
+        an HNSW index with ef_search >= k is for later, measured)."""
+        where, params = [], [_vector_text(vector)]
+        if domains is not None:
+            where.append("v.domain = ANY(%s)")
+            params.append(list(domains))
+        if not include_archived:
+            where.append("v.archived = 0")
+        if tags:
+            where.append("EXISTS (SELECT 1 FROM memories m, json_array_elements_text(m.tags::json) t "
+                         "WHERE m.rowid = v.rowid AND t = ANY(%s))")  # fmt: skip
+            params.append(list(tags))
+        sql = (
+            "SELECT v.rowid, 1 - (v.embedding <=> q.e) AS cos FROM memory_vectors v, (SELECT %s::vector AS e) q"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY v.embedding <=> q.e, v.rowid DESC LIMIT %s"
+        )
+        return [(r[0], float(r[1])) for r in self.conn.execute(sql, (*params, int(k)))]
+
+    def cosines(self, vector: np.ndarray, rowids: Iterable[int], *, few: bool = False) -> dict[int, float]:
+        ids = list(rowids)
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT rowid, 1 - (embedding <=> %s::vector) FROM memory_vectors WHERE rowid = ANY(%s)",
+            (_vector_text(vector), ids),
+        )
+        return {r[0]: float(r[1]) for r in rows}
+
+    def vector_of(self, rowid: int) -> np.ndarray | None:
+        import numpy as np
+
+        row = self.conn.execute("SELECT embedding::text FROM memory_vectors WHERE rowid = %s", (rowid,)).fetchone()
+        return None if row is None else np.array([float(x) for x in row[0].strip("[]").split(",")], dtype=np.float32)
+
+
+def _vector_text(vector: np.ndarray) -> str:
+    """pgvector's text form: the floats as written by numpy (float32, so they round-trip)."""
+    import numpy as np
+
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
