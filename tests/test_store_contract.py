@@ -185,3 +185,69 @@ def test_postgresql_refuses_text_with_a_nul_naming_it_and_stores_nothing(store):
             store.insert(row(1, content="before\x00after"), unit(1))
     with store.db.read():
         assert store.memory_count() == 0
+
+
+def test_outcomes_feedback_events_links_and_cues_round_trip(store):
+    store.bind_model("m-1", DIM)
+    one, two = row(1)["id"], row(2)["id"]
+    with store.db.write():
+        store.insert(row(1), unit(1))
+        store.insert(row(2), unit(0, 1))
+        store.record_outcomes(
+            [{"id": one, "valence": 0.3, "feedback_count": 1, "metadata": {"k": 1}, "updated_at": "t1"}]
+        )
+        events = [
+            {"memory_id": one, "read_id": "r1", "outcome": 1.0, "rate": 0.3, "valence_before": 0.0, "valence_after": 0.3,
+             "source": "explicit", "created_at": "t1", "by_user": "alice"},
+            {"memory_id": two, "read_id": None, "outcome": -0.5, "rate": 0.3, "valence_before": 0.0,
+             "valence_after": -0.15, "source": "hook:check", "created_at": "t2", "by_user": "bob"},
+        ]  # fmt: skip
+        store.add_feedback_events(events)
+        store.put_associations([("retry", "backoff", 0.2, 0.1, 1, "t1"), ("backoff", "retry", 0.4, 0.2, 2, "t2")])
+        store.put_cues([(one, "webhook", 0.5, 1, "t1"), (one, "retry", 0.2, 1, "t1"), (one, "webhook", 0.6, 2, "t2")])
+        store.record_usage(
+            [{"id": two, "access_count": 3, "retrieval_count": 2, "reciprocal_rank_sum": 1.5,
+              "last_accessed_at": "t3", "quality": 0.6, "metadata": {"u": 1}}]
+        )  # fmt: skip
+    with store.db.read():
+        got = store.get(one)
+        assert (got["valence"], got["feedback_count"], got["metadata"]) == (0.3, 1, {"k": 1})
+        used = store.get(two)
+        assert (used["access_count"], used["quality"], used["metadata"]) == (3, 0.6, {"u": 1})
+        logged = store.feedback_events()
+        assert [(e["memory_id"], e["outcome"], e["by_user"]) for e in logged] == [
+            (one, 1.0, "alice"),
+            (two, -0.5, "bob"),
+        ]
+        assert logged[0]["seq"] < logged[1]["seq"] and store.feedback_events(two, limit=1)[0]["source"] == "hook:check"
+        assert store.positive_outcomes([one, two]) == {one: 1}
+        assert store.associations_between([("retry", "backoff"), ("x", "y")]) == {("backoff", "retry"): (0.4, 0.2, 2)}
+        assert [a["a"] + "-" + a["b"] for a in store.associations()] == ["backoff-retry"]
+        assert store.cues_between([one], ["webhook", "other"]) == {(one, "webhook"): (0.6, 2)}
+        assert store.cue_values([one], ["webhook", "retry"]) == {one: {"webhook": (0.6, "t2"), "retry": (0.2, "t1")}}
+        assert [(c["concept"], c["count"]) for c in store.cues()] == [("retry", 1), ("webhook", 2)]
+
+
+def test_the_read_log_keeps_the_newest_and_none_too_old(store):
+    with store.db.write():
+        for i in range(5):
+            read = {"id": f"r{i}", "query": "", "query_concepts": ["c"], "domain": None, "results": [["x", 1]],
+                    "created_at": f"2026-11-0{i + 1}T00:00:00+00:00"}  # fmt: skip
+            store.record_read(read, keep=3, since="2026-11-02T00:00:00+00:00")
+    with store.db.read():
+        assert store.get_read("r0") is None and store.get_read("r1") is None
+        assert store.get_read("r4")["query_concepts"] == ["c"] and store.get_read("r4")["results"] == [["x", 1]]
+        assert store.get_read("r2") is not None
+
+
+def test_pages_of_memories_stale_judgements_and_superseded_ones(store):
+    store.bind_model("m-1", DIM)
+    with store.db.write():
+        first = store.insert(row(1, provenance={"by": "api", "judged": 4}), unit(1))
+        store.insert(row(2, provenance={"by": "api"}, superseded_by=row(3)["id"]), unit(1))
+        store.insert(row(3), unit(1))
+    with store.db.read():
+        assert [m["id"] for m in store.memories_after(first, 10)] == [row(2)["id"], row(3)["id"]]
+        assert [m["id"] for m in store.memories_after(0, 1)] == [row(1)["id"]]
+        assert [m["id"] for m in store.unjudged(4, 10)] == [row(2)["id"], row(3)["id"]]
+        assert store.superseded_ids(row(3)["id"]) == [row(2)["id"]]

@@ -56,6 +56,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX memories_source ON memories(source);
         CREATE INDEX memories_quarantined ON memories(rowid) WHERE quarantine IS NOT NULL;
         CREATE TABLE reads (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
             id TEXT PRIMARY KEY,
             query TEXT NOT NULL,
             query_concepts TEXT NOT NULL,

@@ -1,9 +1,10 @@
 """The PostgreSQL store, being built: `storage.interface.MemoryStore` on a server with pgvector.
 
 What is here passes the same contract tests as the SQLite store (tests/test_store_contract.py):
-transactions, the model binding, and the memories' own reads and writes with their vectors (exact
-cosine KNN in pgvector). Everything else of the interface (full text, learned state, sessions,
-cases, listings) is still to come, so the factory does not hand this store out yet.
+transactions, the model binding, the memories' own reads and writes with their vectors (exact
+cosine KNN in pgvector), and (pglearn.py) outcomes, feedback events, concept links, cues, the read
+log and the lifecycle's pages. Everything else of the interface (full text, sessions, cases,
+listings, doctor's checks) is still to come, so the factory does not hand this store out yet.
 
 Transactions are SQLite's: `read()` one consistent snapshot (REPEATABLE READ, read only),
 `write()` one atomic change with one writer at a time for the whole database (an advisory lock
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.hosts import without_password
 from ..errors import AmbiguousId, ModelMismatch, NotFound, StoreUnavailable
 from . import pgschema, postgres
+from .pglearn import PgLearning
 from .rows import MEMORY_COLUMNS, decode_row, encode
 
 if TYPE_CHECKING:
@@ -89,7 +91,7 @@ class PgDatabase:
                     self._writing = self._depth > 0
 
 
-class PgStore:
+class PgStore(PgLearning):
     def __init__(self, url: str):
         self.db = PgDatabase(url)
         try:
