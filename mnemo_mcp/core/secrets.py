@@ -127,12 +127,12 @@ def find_secrets(text: str) -> list[Finding]:
     return out
 
 
-def redact(text: str, findings: list[Finding]) -> str:
-    """`text` with every finding replaced by `[REDACTED <kind>]`."""
+def redact(text: str, findings: list[Finding], *, marked: bool = True) -> str:
+    """`text` with every finding replaced by `[REDACTED <kind>]` (`marked` False: by a space)."""
     parts, last = [], 0
     for f in findings:
         parts.append(text[last : f.start])
-        parts.append(f"[REDACTED {f.kind}]")
+        parts.append(f"[REDACTED {f.kind}]" if marked else " ")
         last = f.end
     parts.append(text[last:])
     return "".join(parts)
@@ -160,15 +160,7 @@ def without_secrets(text: str) -> str:
     """`text` with every secret taken out (not marked): for the words a read is searched and
     learned by, so that neither a secret nor the marker's words become concepts."""
     found = find_secrets(text)
-    if not found:
-        return text
-    parts, last = [], 0
-    for f in found:
-        parts.append(text[last : f.start])
-        parts.append(" ")
-        last = f.end
-    parts.append(text[last:])
-    return "".join(parts)
+    return redact(text, found, marked=False) if found else text
 
 
 _TOKENISH = re.compile(r"(?=.*\d)(?=.*[a-z])[a-z0-9_+/=-]{20,}", re.I)

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core import cases, checks
-from ..core.secrets import find_secrets, redact
+from ..core.secrets import masked as redacted  # text kept in session events and cases
 from ..core.text import extract_concepts
 from .base import Part, ServiceContext, iso
 from .learning import Learning
@@ -46,12 +46,6 @@ if TYPE_CHECKING:
 ASK_CHARS = 600
 GIST_CHARS = 160  # of the question, in a case: the fix leads, the question only identifies it
 CASES_SCANNED = 2000  # newest cases compared with a failure's signature
-
-
-def redacted(text: str) -> str:
-    """Text kept in session events (a prompt, an answer) with what looks like a secret masked."""
-    found = find_secrets(text)
-    return redact(text, found) if found else text
 
 
 def _calls_between(calls: list[Call], after_id: str, until_id: str | None) -> list[Call]:

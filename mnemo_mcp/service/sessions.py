@@ -26,12 +26,13 @@ from datetime import datetime
 from typing import Any
 
 from ..core import attribution, cases, lifecycle, reactions
+from ..core.secrets import masked as redacted
 from ..core.text import extract_concepts
 from ..errors import InvalidInput, MnemoError
 from ..models import SessionCredit, SessionPrompt
 from .attribution import CANDIDATES, Attribution
 from .base import Part, ServiceContext, iso
-from .capture import Capture, redacted
+from .capture import Capture
 from .learning import Learning
 from .session_log import (
     ACTIONS,

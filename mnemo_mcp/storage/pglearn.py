@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from .interface import FEEDBACK_EVENT_FIELDS
-from .rows import MEMORY_COLUMNS, decode_row
+from .rows import FEEDBACK_COLUMNS, MEMORY_COLUMNS, READ_COLUMNS, decode_read, decode_row, feedback_events_sql
 
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
 
@@ -59,16 +59,8 @@ class PgLearning:
             )
 
     def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        cols = ("seq", *FEEDBACK_EVENT_FIELDS)
-        sql = f"SELECT {', '.join(cols)} FROM feedback_events"
-        params: list[Any] = []
-        if memory_id is not None:
-            sql += " WHERE memory_id = %s"
-            params.append(memory_id)
-        sql += " ORDER BY seq DESC" if limit else " ORDER BY seq"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return [dict(zip(cols, r)) for r in self.conn.execute(sql, params)]
+        sql, params = feedback_events_sql("%s", memory_id, limit)
+        return [dict(zip(FEEDBACK_COLUMNS, r)) for r in self.conn.execute(sql, params)]
 
     def positive_outcomes(self, memory_ids: list[str]) -> dict[str, int]:
         if not memory_ids:
@@ -181,19 +173,13 @@ class PgLearning:
                 read["created_at"],
             ),
         )
-        self.conn.execute("DELETE FROM reads WHERE seq <= (SELECT max(seq) FROM reads) - %s", (keep,))
-        if since is not None:
-            self.conn.execute("DELETE FROM reads WHERE created_at < %s", (since,))
+        self.conn.execute(
+            "DELETE FROM reads WHERE seq <= (SELECT max(seq) FROM reads) - %s OR created_at < %s", (keep, since or "")
+        )
 
     def get_read(self, read_id: str) -> dict[str, Any] | None:
-        keys = ("id", "query", "query_concepts", "domain", "results", "created_at")
-        row = self.conn.execute(f"SELECT {', '.join(keys)} FROM reads WHERE id = %s", (read_id,)).fetchone()
-        if not row:
-            return None
-        read = dict(zip(keys, row))
-        read["query_concepts"] = json.loads(read["query_concepts"])
-        read["results"] = json.loads(read["results"])
-        return read
+        sql = f"SELECT {', '.join(READ_COLUMNS)} FROM reads WHERE id = %s"
+        return decode_read(self.conn.execute(sql, (read_id,)).fetchone())
 
     # --- lifecycle pages -------------------------------------------------------------------
 

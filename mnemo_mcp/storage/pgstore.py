@@ -21,16 +21,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..core.hosts import without_password
-from ..errors import AmbiguousId, ModelMismatch, NotFound, StoreUnavailable
+from ..errors import StoreUnavailable
 from . import pgschema, postgres
 from .pglearn import PgLearning
-from .rows import MEMORY_COLUMNS, decode_row, encode
+from .rows import MEMORY_COLUMNS, decode_row, encode, id_key, one_id, refuse_other_model
 
 if TYPE_CHECKING:
     import numpy as np
 
 WRITE_LOCK = 0x6D6E656D6F777274  # "mnemowrt": one writer at a time
-MIN_PREFIX = 8
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
 
 
@@ -95,7 +94,7 @@ class PgStore(PgLearning):
     def __init__(self, url: str):
         self.db = PgDatabase(url)
         try:
-            postgres.ready(url)
+            postgres.check(self.db.conn, url)  # on the store's own connection: one login, not two
             pgschema.migrate(self.db.conn)
         except BaseException:
             self.db.close()
@@ -126,14 +125,7 @@ class PgStore(PgLearning):
         return (name, int(dim)) if name and dim else None
 
     def check_model(self, name: str, dim: int | None = None) -> None:
-        bound = self.bound_model()
-        if bound is None:
-            return
-        if bound[0] != name or (dim is not None and bound[1] != dim):
-            raise ModelMismatch(
-                f"the database {self.db.path} holds vectors made by {bound[0]} ({bound[1]}-d), but the configured "
-                f"embedding model is {name}. Fix: set MNEMO_EMBED_MODEL={bound[0]}, or use another database"
-            )
+        refuse_other_model(self.db.path, self.bound_model(), name, dim)
 
     def bind_model(self, name: str, dim: int) -> None:
         self.check_model(name, dim)
@@ -162,26 +154,14 @@ class PgStore(PgLearning):
         return {r[0] for r in self.conn.execute("SELECT id FROM memories WHERE id = ANY(%s)", (list(ids),))}
 
     def resolve(self, id_or_prefix: str) -> str:
-        key = id_or_prefix.strip().lower()
-        if not MIN_PREFIX <= len(key) <= 64 or any(ch not in "0123456789abcdef" for ch in key):
-            raise NotFound(
-                f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)"
-            )
+        key = id_key(id_or_prefix)
         hits = [
             r[0]
             for r in self.conn.execute(
                 "SELECT id FROM memories WHERE id >= %s AND id < %s ORDER BY id LIMIT 51", (key, key + "g")
             )
         ]
-        if len(key) == 64:
-            if key in hits:
-                return key
-            raise NotFound(f"no memory has id {key}; find ids with memory_read")
-        if not hits:
-            raise NotFound(f"no memory id starts with {key!r}; find ids with memory_read")
-        if len(hits) > 1:
-            raise AmbiguousId(key, hits)
-        return hits[0]
+        return one_id(key, hits)
 
     def insert(self, row: dict[str, Any], vector: np.ndarray) -> int:
         cols = [c for c in MEMORY_COLUMNS if c != "rowid" and c in row]

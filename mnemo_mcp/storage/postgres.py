@@ -63,22 +63,25 @@ def ready(url: str) -> dict[str, str]:
     right, pgvector's `vector` extension is created -> {server, vector} versions."""
     conn = connect(url)
     try:
-        server = conn.execute("SHOW server_version").fetchone()[0]
-        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
-        if row is None:
-            available = conn.execute(
-                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
-            ).fetchone()
-            database = conn.execute("SELECT current_database()").fetchone()[0]
-            if available is None:
-                raise ExtensionMissing(
-                    f"PostgreSQL {server} at {shown(url)} has no pgvector; install pgvector on the server, then run "
-                    f"once as a superuser: CREATE EXTENSION vector; (in database {database})"
-                )
-            raise ExtensionMissing(
-                f"the database {database} at {shown(url)} lacks the vector extension; run once as a superuser: "
-                "CREATE EXTENSION vector;"
-            )
-        return {"server": str(server), "vector": str(row[0])}
+        return check(conn, url)
     finally:
         conn.close()
+
+
+def check(conn: Any, url: str) -> dict[str, str]:
+    """On an open connection to `url`: pgvector's `vector` extension is there -> {server, vector}."""
+    server = conn.execute("SHOW server_version").fetchone()[0]
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is None:
+        available = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        database = conn.execute("SELECT current_database()").fetchone()[0]
+        if available is None:
+            raise ExtensionMissing(
+                f"PostgreSQL {server} at {shown(url)} has no pgvector; install pgvector on the server, then run "
+                f"once as a superuser: CREATE EXTENSION vector; (in database {database})"
+            )
+        raise ExtensionMissing(
+            f"the database {database} at {shown(url)} lacks the vector extension; run once as a superuser: "
+            "CREATE EXTENSION vector;"
+        )
+    return {"server": str(server), "vector": str(row[0])}

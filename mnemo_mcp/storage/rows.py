@@ -8,6 +8,9 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import AmbiguousId, ModelMismatch, NotFound
+from .interface import FEEDBACK_EVENT_FIELDS
+
 if TYPE_CHECKING:  # imported where vectors are handled: hook processes never need numpy
     import numpy as np
 
@@ -81,3 +84,71 @@ def in_list(values: Iterable[str], prefix: str = "d") -> tuple[str, dict[str, st
     domain filter is written this way (an empty list matches nothing)."""
     params = {f"{prefix}{i}": v for i, v in enumerate(values)}
     return "(" + ", ".join(f":{k}" for k in params) + ")", params
+
+
+# --- what both backends share beyond the columns ------------------------------------------------
+
+MIN_PREFIX = 8
+FEEDBACK_COLUMNS = ("seq", *FEEDBACK_EVENT_FIELDS)
+READ_COLUMNS = ("id", "query", "query_concepts", "domain", "results", "created_at")
+
+
+def refuse_other_model(where: str, bound: tuple[str, int] | None, name: str, dim: int | None) -> None:
+    """Refuse to mix vectors of two models in one store (dim None: check the name only)."""
+    if bound is None:
+        return
+    bound_name, bound_dim = bound
+    if bound_name != name or (dim is not None and bound_dim != dim):
+        shown = f"{name}" + (f" ({dim}-d)" if dim is not None else "")
+        raise ModelMismatch(
+            f"the database {where} holds vectors made by {bound_name} ({bound_dim}-d), "
+            f"but the configured embedding model is {shown}. Fix: set MNEMO_EMBED_MODEL={bound_name}, "
+            "or point MNEMO_DB at another file for the new model, or move the memories over with "
+            "`mnemo-mcp export` and `mnemo-mcp import` into a new database"
+        )
+
+
+def id_key(id_or_prefix: str) -> str:
+    """A memory reference as looked up: lowercased hex, a full id or a prefix of MIN_PREFIX+."""
+    key = id_or_prefix.strip().lower()
+    if not MIN_PREFIX <= len(key) <= 64 or any(ch not in "0123456789abcdef" for ch in key):
+        raise NotFound(
+            f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)"
+        )
+    return key
+
+
+def one_id(key: str, hits: list[str]) -> str:
+    """The id `key` names among the ids starting with it (`hits`, sorted), or why none."""
+    if len(key) == 64:
+        if key in hits:
+            return key
+        raise NotFound(f"no memory has id {key}; find ids with memory_read")
+    if not hits:
+        raise NotFound(f"no memory id starts with {key!r}; find ids with memory_read")
+    if len(hits) > 1:
+        raise AmbiguousId(key, hits)
+    return hits[0]
+
+
+def feedback_events_sql(mark: str, memory_id: str | None, limit: int | None) -> tuple[str, list[Any]]:
+    """The feedback log's query, newest first when `limit`ed (`mark`: the driver's placeholder)."""
+    sql = f"SELECT {', '.join(FEEDBACK_COLUMNS)} FROM feedback_events"
+    params: list[Any] = []
+    if memory_id is not None:
+        sql += f" WHERE memory_id = {mark}"
+        params.append(memory_id)
+    sql += " ORDER BY seq DESC" if limit else " ORDER BY seq"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return sql, params
+
+
+def decode_read(row: tuple | None) -> dict[str, Any] | None:
+    """A reads row (READ_COLUMNS) with its JSON decoded."""
+    if not row:
+        return None
+    read = dict(zip(READ_COLUMNS, row))
+    read["query_concepts"] = json.loads(read["query_concepts"])
+    read["results"] = json.loads(read["results"])
+    return read

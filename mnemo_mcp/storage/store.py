@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from ..core.text import fts_match_expression
-from ..errors import AmbiguousId, MnemoError, ModelMismatch, NotFound
+from ..errors import MnemoError
 from . import vectors
 from .browse import BrowseQueries
 from .cases import CaseQueries
@@ -24,10 +24,23 @@ from .db import Database
 from .interface import FEEDBACK_EVENT_FIELDS
 from .maintenance import MaintenanceQueries
 from .migrations import migrate
-from .rows import MEMORY_COLUMNS, SELECT_MEMORIES, decode_row, encode, in_list, json_list, pack_vector
+from .rows import (
+    FEEDBACK_COLUMNS,
+    MEMORY_COLUMNS,
+    READ_COLUMNS,
+    SELECT_MEMORIES,
+    decode_read,
+    decode_row,
+    encode,
+    feedback_events_sql,
+    id_key,
+    in_list,
+    json_list,
+    one_id,
+    pack_vector,
+    refuse_other_model,
+)
 from .search import SearchQueries
-
-MIN_PREFIX = 8
 
 log = logging.getLogger(__name__)
 
@@ -75,18 +88,7 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     def check_model(self, name: str, dim: int | None = None) -> None:
         """Refuse to mix vectors of two models (dim None: check the name only)."""
-        bound = self.bound_model()
-        if bound is None:
-            return
-        bound_name, bound_dim = bound
-        if bound_name != name or (dim is not None and bound_dim != dim):
-            shown = f"{name}" + (f" ({dim}-d)" if dim is not None else "")
-            raise ModelMismatch(
-                f"the database {self.db.path} holds vectors made by {bound_name} ({bound_dim}-d), "
-                f"but the configured embedding model is {shown}. Fix: set MNEMO_EMBED_MODEL={bound_name}, "
-                "or point MNEMO_DB at another file for the new model, or move the memories over with "
-                "`mnemo-mcp export` and `mnemo-mcp import` into a new database"
-            )
+        refuse_other_model(str(self.db.path), self.bound_model(), name, dim)
 
     def bind_model(self, name: str, dim: int) -> None:
         self.check_model(name, dim)
@@ -129,26 +131,17 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     def resolve(self, id_or_prefix: str) -> str:
         """A full id, or a unique prefix of at least MIN_PREFIX hex characters -> the full id."""
-        key = id_or_prefix.strip().lower()
-        if not MIN_PREFIX <= len(key) <= 64 or any(ch not in "0123456789abcdef" for ch in key):
-            raise NotFound(
-                f"{id_or_prefix[:80]!r} is not a memory id (64 hex characters, or a unique prefix of {MIN_PREFIX}+)"
-            )
+        key = id_key(id_or_prefix)
         if len(key) == 64:
-            if self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (key,)).fetchone():
-                return key
-            raise NotFound(f"no memory has id {key}; find ids with memory_read")
-        hits = [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 51", (key, key + "g")
-            )
-        ]
-        if not hits:
-            raise NotFound(f"no memory id starts with {key!r}; find ids with memory_read")
-        if len(hits) > 1:
-            raise AmbiguousId(key, hits)
-        return hits[0]
+            hits = [key] if self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (key,)).fetchone() else []
+        else:
+            hits = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 51", (key, key + "g")
+                )
+            ]
+        return one_id(key, hits)
 
     def by_rowids(self, rowids: Iterable[int]) -> dict[int, dict[str, Any]]:
         ids = list(rowids)
@@ -337,16 +330,8 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         }
 
     def feedback_events(self, memory_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        cols = ("seq", *FEEDBACK_EVENT_FIELDS)
-        sql = f"SELECT {', '.join(cols)} FROM feedback_events"
-        params: list[Any] = []
-        if memory_id is not None:
-            sql += " WHERE memory_id = ?"
-            params.append(memory_id)
-        sql += " ORDER BY seq DESC" if limit else " ORDER BY seq"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return [dict(zip(cols, r)) for r in self.conn.execute(sql, params)]
+        sql, params = feedback_events_sql("?", memory_id, limit)
+        return [dict(zip(FEEDBACK_COLUMNS, r)) for r in self.conn.execute(sql, params)]
 
     def associations(self) -> list[dict[str, Any]]:
         cols = ("a", "b", "weight", "valence", "count", "updated_at")
@@ -369,23 +354,15 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
             "VALUES (:id, :query, :query_concepts, :domain, :results, :created_at)",
             {**read, "query_concepts": json.dumps(read["query_concepts"]), "results": json.dumps(read["results"])},
         )
-        # Bounded log: drop the oldest reads beyond `keep` (cheap: the rowid order is insertion order)
-        # and those from before `since`.
-        self.conn.execute("DELETE FROM reads WHERE rowid <= (SELECT max(rowid) FROM reads) - ?", (keep,))
-        if since is not None:
-            self.conn.execute("DELETE FROM reads WHERE created_at < ?", (since,))
+        # Bounded log, in one statement: drop the oldest reads beyond `keep` (the rowid order is
+        # insertion order) and those from before `since`.
+        self.conn.execute(
+            "DELETE FROM reads WHERE rowid <= (SELECT max(rowid) FROM reads) - ? OR created_at < ?", (keep, since or "")
+        )
 
     def get_read(self, read_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT id, query, query_concepts, domain, results, created_at FROM reads WHERE id = ?", (read_id,)
-        ).fetchone()
-        if not row:
-            return None
-        keys = ("id", "query", "query_concepts", "domain", "results", "created_at")
-        read = dict(zip(keys, row))
-        read["query_concepts"] = json.loads(read["query_concepts"])
-        read["results"] = json.loads(read["results"])
-        return read
+        sql = f"SELECT {', '.join(READ_COLUMNS)} FROM reads WHERE id = ?"
+        return decode_read(self.conn.execute(sql, (read_id,)).fetchone())
 
     # --- lifecycle -----------------------------------------------------------------------
 
