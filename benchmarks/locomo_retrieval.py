@@ -36,7 +36,7 @@ import math
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,18 +135,24 @@ def group_results(results: list[QuestionResult]) -> dict[str, dict[str, Any]]:
 @dataclass
 class BuiltConversation:
     conv: Conversation
-    db: Path
+    db: Path | str  # a SQLite file, or a PostgreSQL URL (benchmarks.backends)
     memory_of: dict[str, str]  # dia_id -> memory id
     memories: int
 
 
-def build(convs: Iterable[Conversation], embedder: PrecomputedEmbedder, root: Path) -> list[BuiltConversation]:
-    """One database per conversation, every turn written through MemoryService.write."""
+def build(
+    convs: Iterable[Conversation],
+    embedder: PrecomputedEmbedder,
+    root: Path,
+    database: Callable[[str], Path | str] | None = None,
+) -> list[BuiltConversation]:
+    """One database per conversation (a file under `root`, or what `database` makes for the
+    conversation's id), every turn written through MemoryService.write."""
     convs = list(convs)
     embedder.precompute([t.content for c in convs for t in c.turns])
     built = []
     for conv in convs:
-        db = root / f"{conv.sample_id}.db"
+        db = database(conv.sample_id) if database else root / f"{conv.sample_id}.db"
         svc = MemoryService(Settings(db=db, quality_boost=False), embedder=embedder)
         try:
             memory_of = {}
@@ -161,7 +167,7 @@ def build(convs: Iterable[Conversation], embedder: PrecomputedEmbedder, root: Pa
     return built
 
 
-def settings_for(db: Path, overrides: dict[str, Any]) -> Settings:
+def settings_for(db: Path | str, overrides: dict[str, Any]) -> Settings:
     return Settings(db=db, **overrides)
 
 

@@ -69,7 +69,3 @@ class DatabaseMissing(StoreUnavailable):
 
 class ExtensionMissing(StoreUnavailable):
     """The database lacks pgvector's `vector` extension, which a superuser creates once."""
-
-
-class BackendNotReady(StoreUnavailable):
-    """A backend this version can reach and check but not yet keep memories in."""

@@ -29,12 +29,13 @@ def add_commands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Any) -> int:
-    if settings.backend != "sqlite":
+    if settings.backend != "sqlite" and (args.command == "restore-backup" or args.salvage):
         from .errors import MnemoError
 
+        what = "restore-backup" if args.command == "restore-backup" else "doctor --salvage"
         raise MnemoError(
-            f"`mnemo-mcp {args.command}` checks and restores SQLite files; {settings.db_label} is a PostgreSQL "
-            "database: back it up with pg_dump and restore with pg_restore, and check it with the server's own tools"
+            f"`mnemo-mcp {what}` is for SQLite files; {settings.db_label} is a PostgreSQL database: back it up "
+            "with pg_dump and restore it with pg_restore (`mnemo-mcp doctor` checks it)"
         )
     if args.command == "restore-backup":
         return _restore(args, settings)
@@ -65,6 +66,8 @@ def _doctor(args: argparse.Namespace, settings: Any) -> int:
     try:
         svc = MemoryService(settings)
     except MnemoError as err:
+        if settings.backend != "sqlite":
+            raise  # a server that cannot be used says why itself (unreachable, login, extension)
         # The store cannot open: look at the file itself instead of failing with the same error.
         _emit(recovery.diagnose(settings, err), args.json, _human_diagnosis)
         return 1

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -18,12 +19,62 @@ def real_embedder() -> FastEmbedEmbedder:
     return FastEmbedEmbedder()
 
 
+# The suites that run on both backends: every test of theirs that takes `db` (or `settings`) runs once on a
+# SQLite file and once on a fresh PostgreSQL database. MNEMO_TEST_BACKEND=postgresql runs every
+# test that takes `db` on PostgreSQL instead (to try the rest of the suite there).
+BOTH_BACKENDS = {
+    "test_service",
+    "test_server",
+    "test_lifecycle",
+    "test_alignment",
+    "test_capture",
+    "test_trust",
+    "test_dashboard",
+}
+_databases = itertools.count()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "db" in metafunc.fixturenames and metafunc.module.__name__.rsplit(".", 1)[-1] in BOTH_BACKENDS:
+        if os.environ.get("MNEMO_TEST_BACKEND") != "postgresql":
+            metafunc.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def backend(request: pytest.FixtureRequest) -> str:
+    return getattr(request, "param", os.environ.get("MNEMO_TEST_BACKEND", "sqlite"))
+
+
+@pytest.fixture
+def new_db(request: pytest.FixtureRequest, backend: str, tmp_path: Path):
+    """Makes new, empty stores on the test's backend: SQLite files, or fresh PostgreSQL databases."""
+    made: list[str] = []
+
+    def make() -> Path | str:
+        name = f"t{next(_databases)}_{os.getpid()}"
+        made.append(name)
+        if backend != "postgresql":
+            return tmp_path / ("memory.db" if len(made) == 1 else f"{name}.db")
+        return request.getfixturevalue("pg").fresh_database(name)
+
+    yield make
+    if backend == "postgresql":
+        for name in made:
+            request.getfixturevalue("pg").drop_database(name)
+
+
+@pytest.fixture
+def db(new_db) -> Path | str:
+    """Where the test's store lives: a SQLite file, or a fresh PostgreSQL database's URL."""
+    return new_db()
+
+
+@pytest.fixture
+def settings(db: Path | str) -> Settings:
     # No background consolidation or backup: tests that compare the store (and its stats) before
     # and after a call would otherwise race the server's first automatic run (tested on their
     # own in test_lifecycle and test_backups).
-    return Settings(db=tmp_path / "memory.db", auto_consolidate=False, auto_backup=False)
+    return Settings(db=db, auto_consolidate=False, auto_backup=False)
 
 
 @pytest.fixture

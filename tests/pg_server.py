@@ -46,6 +46,14 @@ class PgServer:
             raise RuntimeError(out.stderr)
         return out.stdout
 
+    def fresh_database(self, name: str) -> str:
+        """A new, empty database owned by `app`, with pgvector (copied from a template, so quick) -> its URL."""
+        self.psql(f"CREATE DATABASE {name} OWNER app TEMPLATE mnemo_template")
+        return self.url(database=name)
+
+    def drop_database(self, name: str) -> None:
+        self.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -136,4 +144,21 @@ def _start(root: Path) -> PgServer:
     server.psql("CREATE DATABASE mnemo OWNER app")
     server.psql("CREATE DATABASE novector OWNER app")
     server.psql("CREATE EXTENSION vector", database="mnemo")
+    server.psql("CREATE DATABASE mnemo_template OWNER app")
+    server.psql("CREATE EXTENSION vector", database="mnemo_template")
     return server
+
+
+if __name__ == "__main__":  # a throwaway server for benchmarks.backends: prints its URL, stops on Ctrl-C
+    started = start()
+    if isinstance(started, str):
+        raise SystemExit(started)
+    # A throwaway server's own superuser over TCP: it creates and drops the benchmark's databases.
+    started.psql(f"CREATE ROLE bench LOGIN SUPERUSER PASSWORD '{APP_PASSWORD}'")
+    print(started.url(database="postgres", user="bench"), flush=True)
+    try:
+        started.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        started.stop()

@@ -26,10 +26,8 @@ def edit_action(file: str) -> tuple[str, str, dict]:
 
 
 @pytest.fixture
-def svc(tmp_path):
-    s = MemoryService(
-        Settings(db=tmp_path / "c.db", project="billing", auto_consolidate=False, auto_backup=False), HashEmbedder()
-    )
+def svc(db):
+    s = MemoryService(Settings(db=db, project="billing", auto_consolidate=False, auto_backup=False), HashEmbedder())
     yield s
     s.close()
 

@@ -47,8 +47,8 @@ def _write_demo(svc: MemoryService) -> dict[str, str]:
 
 
 @pytest.fixture
-def svc(tmp_path):
-    service = MemoryService(Settings(db=tmp_path / "dash.db", scope="all"), HashEmbedder())
+def svc(db):
+    service = MemoryService(Settings(db=db, scope="all"), HashEmbedder())
     yield service
     service.close()
 
@@ -337,8 +337,8 @@ def test_analytics_draws_its_charts_as_inline_svg(client, svc, ids):
     assert "1 helped, 0 misled, 0 neutral, 0 thumbs up, 1 thumbs down" in html
 
 
-def test_a_refresh_shows_what_another_process_wrote(client, tmp_path, ids):
-    other = MemoryService(Settings(db=tmp_path / "dash.db", scope="all"), HashEmbedder())
+def test_a_refresh_shows_what_another_process_wrote(client, db, ids):
+    other = MemoryService(Settings(db=db, scope="all"), HashEmbedder())
     try:
         mid = other.write("Written by an MCP server while the dashboard was open.").id
         assert f'data-id="{mid}"' in client.get("/").text
@@ -501,3 +501,13 @@ def test_browser_analytics_page_renders_its_charts(page, live):
     assert page.locator("svg.chart").count() >= 5
     # The packaged stylesheet loaded (through the token cookie) and applied.
     assert page.evaluate("getComputedStyle(document.querySelector('header.top')).backgroundColor") == "rgb(29, 35, 48)"
+
+
+def test_no_page_shows_the_databases_password(client, db, ids):
+    pages = [client.get(path).text for path in ("/", f"/memory/{ids['backoff']}", "/analytics")]
+    if isinstance(db, str):  # PostgreSQL: the URL holds the test role's password
+        from urllib.parse import urlsplit
+
+        secret = urlsplit(db).password
+        assert secret and all(secret not in page for page in pages)
+        assert any(urlsplit(db).hostname in page for page in pages)  # the store is still named

@@ -246,10 +246,10 @@ def test_positive_feedback_strengthens_links_and_negative_weakens_them(svc):
     assert down.associations_weakened > 0 and link["weight"] < w1 and link["valence"] < 1
 
 
-def test_unused_links_decay_by_elapsed_time_however_often_consolidation_runs(settings, real_embedder):
+def test_unused_links_decay_by_elapsed_time_however_often_consolidation_runs(settings, real_embedder, new_db):
     weights = []
     for runs in (1, 6):
-        s = settings.model_copy(update={"db": settings.db.with_name(f"decay{runs}.db")})
+        s = settings.model_copy(update={"db": new_db()})
         svc = _clocked(s, real_embedder)
         try:
             mid = svc.write("Kafka consumers commit offsets after processing.", now=day(0)).id

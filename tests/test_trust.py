@@ -74,10 +74,8 @@ def test_shown_text_loses_invisible_characters_and_anything_like_the_fence():
 
 
 @pytest.fixture
-def svc(tmp_path):
-    s = MemoryService(
-        Settings(db=tmp_path / "t.db", project="p", auto_consolidate=False, auto_backup=False), HashEmbedder()
-    )
+def svc(db):
+    s = MemoryService(Settings(db=db, project="p", auto_consolidate=False, auto_backup=False), HashEmbedder())
     yield s
     s.close()
 

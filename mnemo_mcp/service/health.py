@@ -56,7 +56,8 @@ class Health(Part):
                 name="sqlite integrity_check", ok=False, found=len(problems), detail="; ".join(problems[:5])
             )
             return DoctorReport(ok=False, memories=0, checks=[check], advice=DAMAGED_ADVICE)
-        integrity = HealthCheck(name="sqlite integrity_check", ok=True)
+        name = "sqlite integrity_check" if self.settings.backend == "sqlite" else "server answers, schema current"
+        integrity = HealthCheck(name=name, ok=True)
         checks, repaired = [integrity, *self._checks()], []
         if repair and not all(c.ok for c in checks):
             repaired = self._repair(checks)

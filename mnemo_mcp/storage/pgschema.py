@@ -3,9 +3,10 @@ several processes (every session's MCP server, the hooks) start at once against 
 
 The tables are SQLite's (storage/migrations.py, as of its migration 7), so that rows decode the
 same way (JSON columns as text) and an export moves between the two: `rowid` and `seq` are
-identity columns; the vectors' table is made when a model is bound (its dimension comes from the
-model), as in SQLite. Text cannot hold NUL in PostgreSQL; the store will refuse it at the seam.
-The store that uses this schema is not built yet (storage/factory.py says so).
+identity columns; the vectors' table (migration 3) takes vectors of any dimension, the model
+binding in `meta` fixes it, so that a member role without CREATE rights can bind the model. Text
+cannot hold NUL in PostgreSQL: the store refuses it at the seam. Keyword search keeps its own
+postings (pgtext.py, migration 2).
 """
 
 from __future__ import annotations
@@ -117,6 +118,43 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX session_events_session ON session_events(session_id, seq);
         """,
     ),
+    (
+        2,
+        "full text as FTS5 ranks it (postings, lengths, totals); cases by key and signature",
+        """
+        ALTER TABLE memories ADD COLUMN text_length INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE text_terms (
+            term TEXT NOT NULL,
+            rowid BIGINT NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            tf DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (term, rowid)
+        );
+        CREATE INDEX text_terms_rowid ON text_terms(rowid);
+        CREATE TABLE text_totals (
+            one INTEGER PRIMARY KEY DEFAULT 1 CHECK (one = 1),
+            documents BIGINT NOT NULL,
+            tokens BIGINT NOT NULL
+        );
+        INSERT INTO text_totals(documents, tokens) VALUES (0, 0);
+        CREATE INDEX memories_case_key ON memories (((metadata::jsonb) #>> '{case,key}'))
+            WHERE memory_type = 'case';
+        CREATE INDEX memories_case_signature ON memories (rowid)
+            WHERE memory_type = 'case' AND archived = 0 AND quarantine IS NULL;
+        """,
+    ),
+    (
+        3,
+        "the vectors' table laid out with the schema (any dimension: the model binding fixes it), so that "
+        "members without the right to create tables can bind the model",
+        """
+        CREATE TABLE IF NOT EXISTS memory_vectors (
+            rowid BIGINT PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+            embedding vector NOT NULL,
+            archived INTEGER NOT NULL DEFAULT 0,
+            domain TEXT NOT NULL DEFAULT ''
+        );
+        """,
+    ),
 ]
 
 
@@ -133,6 +171,9 @@ def migrate(conn: Any) -> int:
     latest = MIGRATIONS[-1][0]
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
+        found = current_version(conn)
+        if found == latest:  # nothing to do: no DDL, so a member without CREATE rights starts too
+            return found
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
             "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"

@@ -23,8 +23,11 @@ from typing import TYPE_CHECKING, Any
 from ..core.hosts import without_password
 from ..errors import StoreUnavailable
 from . import pgschema, postgres
+from .pgbrowse import PgBrowse
 from .pglearn import PgLearning
-from .rows import MEMORY_COLUMNS, decode_row, encode, id_key, one_id, refuse_other_model
+from .pgmore import PgMore
+from .pgtext import PgText
+from .rows import MEMORY_COLUMNS, decode_row, encode, id_key, one_id, refuse_other_model, vector_literal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,6 +45,8 @@ def _no_nul(value: Any) -> Any:
 
 class PgDatabase:
     """`Transactions` on one psycopg connection (autocommit outside transactions)."""
+
+    damaged: str | None = None  # a server has its own recovery: never set here
 
     def __init__(self, url: str):
         self.path = without_password(url)  # what messages name
@@ -90,7 +95,7 @@ class PgDatabase:
                     self._writing = self._depth > 0
 
 
-class PgStore(PgLearning):
+class PgStore(PgLearning, PgText, PgMore, PgBrowse):
     def __init__(self, url: str):
         self.db = PgDatabase(url)
         try:
@@ -129,18 +134,14 @@ class PgStore(PgLearning):
 
     def bind_model(self, name: str, dim: int) -> None:
         self.check_model(name, dim)
-        with self.db.write() as conn:
+        with self.db.write():
             if self.get_meta("embedding_model") is None:
                 self.set_meta("embedding_model", name)
                 self.set_meta("embedding_dim", str(dim))
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS memory_vectors (rowid BIGINT PRIMARY KEY REFERENCES memories(rowid) "
-                f"ON DELETE CASCADE, embedding vector({int(dim)}) NOT NULL, archived INTEGER NOT NULL DEFAULT 0, "
-                "domain TEXT NOT NULL DEFAULT '')"
-            )
 
     def has_vector_table(self) -> bool:
-        return self.conn.execute("SELECT to_regclass('memory_vectors') IS NOT NULL").fetchone()[0]
+        """Whether vectors can be stored yet: a model is bound (the table itself always exists)."""
+        return self.get_meta("embedding_dim") is not None
 
     # --- memories ------------------------------------------------------------------------
 
@@ -174,8 +175,9 @@ class PgStore(PgLearning):
         ).fetchone()[0]
         self.conn.execute(
             "INSERT INTO memory_vectors(rowid, embedding, archived, domain) VALUES (%s, %s::vector, %s, %s)",
-            (rowid, _vector_text(vector), int(row.get("archived", False)), row.get("domain", "")),
+            (rowid, vector_literal(vector), int(row.get("archived", False)), row.get("domain", "")),
         )
+        self._index_text(rowid, row["content"], encode("tags", row.get("tags", [])), new=True)
         return rowid
 
     def update(self, memory_id: str, **fields: Any) -> None:
@@ -186,7 +188,11 @@ class PgStore(PgLearning):
             raise ValueError(f"not updatable memory columns: {sorted(unknown | ({'rowid', 'id'} & set(fields)))}")
         values = [_no_nul(int(v) if c == "archived" else encode(c, v)) for c, v in fields.items()]
         sets = ", ".join(f"{c} = %s" for c in fields)
-        self.conn.execute(f"UPDATE memories SET {sets} WHERE id = %s", (*values, memory_id))
+        changed = self.conn.execute(
+            f"UPDATE memories SET {sets} WHERE id = %s RETURNING rowid, content, tags", (*values, memory_id)
+        ).fetchone()
+        if changed and ("content" in fields or "tags" in fields):
+            self._index_text(changed[0], changed[1], changed[2], new=False)
         if "archived" in fields or "domain" in fields:
             self.conn.execute(
                 "UPDATE memory_vectors v SET archived = m.archived, domain = m.domain FROM memories m "
@@ -195,9 +201,12 @@ class PgStore(PgLearning):
             )
 
     def delete(self, memory_id: str) -> bool:
-        gone = self.conn.execute("DELETE FROM memories WHERE id = %s RETURNING rowid", (memory_id,)).fetchone()
+        gone = self.conn.execute(
+            "DELETE FROM memories WHERE id = %s RETURNING rowid, text_length", (memory_id,)
+        ).fetchone()
         if not gone:
             return False
+        self._add_totals(-1, -gone[1])  # its postings went with it (ON DELETE CASCADE)
         self.conn.execute("DELETE FROM cues WHERE memory_id = %s", (memory_id,))
         self.conn.execute("DELETE FROM feedback_events WHERE memory_id = %s", (memory_id,))
         return True
@@ -231,7 +240,7 @@ class PgStore(PgLearning):
     ) -> list[tuple[int, float]]:
         """(rowid, cosine) of the k nearest, best first: exact (a sequential scan in pgvector;
         an HNSW index with ef_search >= k is for later, measured)."""
-        where, params = [], [_vector_text(vector)]
+        where, params = [], [vector_literal(vector)]
         if domains is not None:
             where.append("v.domain = ANY(%s)")
             params.append(list(domains))
@@ -254,7 +263,7 @@ class PgStore(PgLearning):
             return {}
         rows = self.conn.execute(
             "SELECT rowid, 1 - (embedding <=> %s::vector) FROM memory_vectors WHERE rowid = ANY(%s)",
-            (_vector_text(vector), ids),
+            (vector_literal(vector), ids),
         )
         return {r[0]: float(r[1]) for r in rows}
 
@@ -263,10 +272,3 @@ class PgStore(PgLearning):
 
         row = self.conn.execute("SELECT embedding::text FROM memory_vectors WHERE rowid = %s", (rowid,)).fetchone()
         return None if row is None else np.array([float(x) for x in row[0].strip("[]").split(",")], dtype=np.float32)
-
-
-def _vector_text(vector: np.ndarray) -> str:
-    """pgvector's text form: the floats as written by numpy (float32, so they round-trip)."""
-    import numpy as np
-
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"

@@ -3,8 +3,7 @@ server, and saying what is wrong when it cannot be used.
 
 Every failure is a named error whose message says what to do, and never holds the password: the
 URL is shown with `***` in its place, and the password is cut out of anything the driver says.
-The store itself (memories, vectors in pgvector, full text, learned state) is not built yet:
-`ready()` checks the server, the database and the extension, and the factory then says so.
+The store itself is pgstore.py's; `ready()` checks the server, the database and the extension.
 """
 
 from __future__ import annotations
@@ -85,3 +84,41 @@ def check(conn: Any, url: str) -> dict[str, str]:
             "CREATE EXTENSION vector;"
         )
     return {"server": str(server), "vector": str(row[0])}
+
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def _database_url(url: str, name: str) -> str:
+    from urllib.parse import urlsplit
+
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"not a plain database name: {name!r} (lowercase letters, digits and _)")
+    return urlsplit(url)._replace(path="/" + name).geturl()
+
+
+def create_database(url: str, name: str, *, with_vector: bool = True) -> str:
+    """Make an empty database `name` on the server of `url` (its role may create databases; with
+    pgvector created in it, which needs the right to) -> a connection string for it."""
+    conn = connect(url)
+    try:
+        conn.execute(f"CREATE DATABASE {name}")
+    finally:
+        conn.close()
+    target = _database_url(url, name)
+    if with_vector:
+        conn = connect(target)
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        finally:
+            conn.close()
+    return target
+
+
+def drop_database(url: str, name: str) -> None:
+    _database_url(url, name)  # the name is checked before it is put in SQL
+    conn = connect(url)
+    try:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        conn.close()

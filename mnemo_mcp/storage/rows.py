@@ -152,3 +152,10 @@ def decode_read(row: tuple | None) -> dict[str, Any] | None:
     read["query_concepts"] = json.loads(read["query_concepts"])
     read["results"] = json.loads(read["results"])
     return read
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """pgvector's text form: the floats as written by numpy (float32, so they round-trip)."""
+    import numpy as np
+
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-import apsw
+if TYPE_CHECKING:
+    import apsw
 
 from ..core.secrets import find_secrets, masked, scrubbed, secret_like_word
 
@@ -33,9 +35,15 @@ def _json(raw: str) -> tuple[str, bool]:
     return json.dumps(clean, ensure_ascii=False), clean != value
 
 
-def scrub(conn: apsw.Connection) -> dict[str, int]:
+def optimize_fts(conn: apsw.Connection) -> None:
+    """Rewrite the full-text index's segments, so that no old term survives in them."""
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+
+
+def scrub(conn: Any, text_changed: Callable[[Any], None] = optimize_fts) -> dict[str, int]:
     """Mask every secret the store holds outside what a person chose to keep -> counts of what
-    changed, by table. Runs inside the migration's transaction."""
+    changed, by table. Runs inside the migration's (or doctor's) transaction. `conn` takes qmark
+    parameters; `text_changed` brings the text index up to the new text."""
     changed: Counter[str] = Counter()
     for rid, query, concepts in list(conn.execute("SELECT id, query, query_concepts FROM reads")):
         clean, dropped = _concepts(concepts)
@@ -66,12 +74,11 @@ def scrub(conn: apsw.Connection) -> dict[str, int]:
                 conn.execute(f"DELETE FROM {table} WHERE {where}", key)
                 changed[table] += 1
     if changed["memories"]:
-        # Rewrites the full-text index's segments, so that no old term survives in them.
-        conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        text_changed(conn)
     return dict(changed)
 
 
-def secrets_at_rest(conn: apsw.Connection, limit: int = 5) -> dict[str, Any]:
+def secrets_at_rest(conn: Any, limit: int = 5) -> dict[str, Any]:
     """Where the store still holds something that looks like a secret -> {count, kinds, where}
     (memory ids and tables, never the secret)."""
     kinds: Counter[str] = Counter()
