@@ -84,7 +84,9 @@ def memory_write(
     tags: Annotated[list[str], Field(description="Up to 20 short labels, e.g. ['python', 'ci'].")] = [],  # noqa: B006
     memory_type: Annotated[str, Field(description="Kind: note, decision, fix, preference, fact, ...")] = "note",
     metadata: Annotated[dict[str, Any], Field(description="Optional JSON object (max 16 KB).")] = {},  # noqa: B006
-    domain: Annotated[str | None, Field(description="Optional scope, e.g. the project name.")] = None,
+    domain: Annotated[
+        str | None, Field(description="Optional scope, e.g. the project name; '@me' for your own.")
+    ] = None,
     supersedes: Annotated[
         list[str] | None,
         Field(description="Ids of memories this one corrects: they are archived and point to this one."),
@@ -120,7 +122,7 @@ def memory_read(
     query: Annotated[str, Field(description="What you need to know, in plain words.")],
     top_k: Annotated[int, Field(ge=1, le=50, description="How many memories to return (1..50)."), NotBool] = 5,
     tags: Annotated[list[str] | None, Field(description="Only memories with at least one of these tags.")] = None,
-    domain: Annotated[str | None, Field(description="Only memories of this scope.")] = None,
+    domain: Annotated[str | None, Field(description="Only memories of this scope ('@me': your own).")] = None,
     min_relevance: Annotated[
         float | None,
         Field(ge=0.0, le=1.0, description="Drop results below this relevance (0..1). Default: none."),

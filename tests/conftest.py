@@ -30,6 +30,8 @@ BOTH_BACKENDS = {
     "test_capture",
     "test_trust",
     "test_dashboard",
+    "test_concurrency",
+    "test_bad_input",
 }
 _databases = itertools.count()
 

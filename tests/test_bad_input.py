@@ -167,16 +167,14 @@ class Harness:
 
 
 @pytest.fixture
-def harness(tmp_path):
+def harness(db):
     services: list[MemoryService] = []
 
     def factory(s: Settings) -> MemoryService:
         services.append(MemoryService(s, HashEmbedder()))
         return services[-1]
 
-    server = build_server(
-        Settings(db=tmp_path / "bad.db", auto_consolidate=False, auto_backup=False), service_factory=factory
-    )
+    server = build_server(Settings(db=db, auto_consolidate=False, auto_backup=False), service_factory=factory)
     with (
         start_blocking_portal("asyncio") as portal,
         portal.wrap_async_context_manager(Client(server, mode="legacy")) as client,

@@ -1,4 +1,5 @@
-"""Several processes on one database file: no lost update, no locking error surfaces."""
+"""Several processes on one database (a SQLite file, a PostgreSQL database): no lost update, no
+locking error surfaces."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def _worker(db: str, seed: int, rounds: int, errors) -> None:
 
 
 @pytest.mark.slow
-def test_concurrent_processes_lose_no_feedback_rating_or_write(tmp_path):
-    db = str(tmp_path / "shared.db")
+def test_concurrent_processes_lose_no_feedback_rating_or_write(db):
+    db = str(db)  # a file, or a PostgreSQL URL: four processes on it either way
     procs, rounds = 4, 25
     ctx = mp.get_context("spawn")
     errors = ctx.Queue()

@@ -399,3 +399,26 @@ def test_keyword_only_read_never_loads_the_model_and_ranks_by_keywords(tmp_path,
         assert svc.quality(target).access_count == 1  # recorded like any read
     finally:
         svc.close()
+
+
+def test_a_personal_note_reaches_its_writer_in_any_project_and_stays_out_of_teammates_reads(db):
+    def person(user: str, project: str) -> MemoryService:
+        settings = Settings(db=db, user=user, project=project, auto_consolidate=False, auto_backup=False)
+        return MemoryService(settings, HashEmbedder())
+
+    ana, ben, ana_elsewhere = person("ana", "shop"), person("ben", "shop"), person("ana", "billing")
+    try:
+        mine = ana.write("I run the shop tests with my alias t, not pytest", domain="@me")
+        shared = ana.write("The shop tests need the redis container running")
+        assert ana.store.get(mine.id)["domain"] == "@ana" and ana.store.get(shared.id)["domain"] == "shop"
+
+        def seen(svc: MemoryService, **kw) -> set[str]:
+            return {it.id for it in svc.read("how do I run the shop tests", top_k=10, record=False, **kw).items}
+
+        assert {mine.id, shared.id} <= seen(ana)
+        assert mine.id in seen(ana_elsewhere) and shared.id not in seen(ana_elsewhere)
+        assert shared.id in seen(ben) and mine.id not in seen(ben)
+        assert mine.id in seen(ben, domain="@ana")  # a scope organizes reads; roles protect
+    finally:
+        for svc in (ana, ben, ana_elsewhere):
+            svc.close()

@@ -24,6 +24,10 @@ log = logging.getLogger("mnemo_mcp.service")
 
 
 GLOBAL_DOMAIN = "global"  # memories every project's reads include
+# A write or read with this domain means the person's own scope, "@<MNEMO_USER>": on a store a
+# team shares, notes one keeps for oneself (editor habits, a machine's paths) that the others'
+# project reads leave out. A scope organizes reads; it is not access control (roles are).
+PERSONAL = "@me"
 
 
 def iso(now: datetime) -> str:
@@ -186,6 +190,9 @@ class Part:
                 found.append(mid)
         return found, missing
 
+    def _resolve_domain(self, domain: str | None) -> str | None:
+        return f"@{self.settings.user}" if domain == PERSONAL else domain
+
     def _default_domain(self) -> str:
         """Where a write without a domain goes: the current project when scoped, else nowhere."""
         if self.settings.project and self.settings.scope == "project":
@@ -193,11 +200,12 @@ class Part:
         return ""
 
     def _read_scope(self, domain: str | None) -> list[str] | None:
-        """The domains a read searches: the one asked for; else, scoped to a project, that
-        project's memories plus global ones (domain 'global', or none); else every domain."""
+        """The domains a read searches: the one asked for ('@me': the person's own); else, scoped
+        to a project, that project's memories plus global ones (domain 'global', or none) and the
+        person's own; else every domain."""
         if domain is not None:
-            return [domain]
+            return [self._resolve_domain(domain) or domain]
         project = self.settings.project
         if project and self.settings.scope == "project":
-            return list(dict.fromkeys([project, GLOBAL_DOMAIN, ""]))
+            return list(dict.fromkeys([project, GLOBAL_DOMAIN, "", f"@{self.settings.user}"]))
         return None

@@ -122,7 +122,7 @@ class Writing(Part):
                 "id": content_id(text),
                 "content": text,
                 "memory_type": validate.memory_type(item.get("memory_type") or "note"),
-                "domain": validate.domain(item.get("domain")) or self._default_domain(),
+                "domain": self._resolve_domain(validate.domain(item.get("domain"))) or self._default_domain(),
                 "tags": tags,
                 "metadata": metadata,
                 "concepts": extract_concepts(text),
