@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     client: str | None = Field(
         None,
         max_length=80,
-        description="which client's hooks this process handles, kept in what they store (set by `mnemo-mcp hook --client`)",
+        description="whose hooks this process handles, kept in what they store (set by `mnemo-mcp hook --client`)",
     )
 
     # Privacy: what memory_write does with text that looks like a key, token or password

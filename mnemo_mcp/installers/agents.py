@@ -240,7 +240,10 @@ CLIENTS: dict[str, Any] = {
         "mcpServers",
         lambda exe: {"command": exe, "args": []},
         ("command", "args"),
-        lambda w: {"user": w.home / ".gemini" / "settings.json", "project": w.project_dir / ".gemini" / "settings.json"},
+        lambda w: {
+            "user": w.home / ".gemini" / "settings.json",
+            "project": w.project_dir / ".gemini" / "settings.json",
+        },
         GEMINI_HOOKS,
         _gemini_notes,
     ),

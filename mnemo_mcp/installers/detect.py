@@ -47,7 +47,9 @@ def report(where: Where, scope: str, which: Callable[[str], str | None] = shutil
     clients = found(where, which)
     if not clients:
         names = ", ".join(["claude", *CLIENTS])
-        return f"no MCP client found here (none of their programs on PATH nor their settings folders); name one: {names}"
+        return (
+            f"no MCP client found here (none of their programs on PATH nor their settings folders); name one: {names}"
+        )
     lines = [f"found {len(clients)} client(s); `mnemo-mcp install CLIENT` would change ({scope} scope):"]
     for name, why in clients:
         paths, hooks = files_of(name, scope, where)

@@ -185,7 +185,10 @@ class AgentSandbox:
         path.write_text(json.dumps(data, indent=2))
 
     def _before_gemini(self) -> None:
-        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False}}
+        settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+        }
         self._put_json(self.home / ".gemini" / "settings.json", settings)
         self._put_json(self.home / ".gemini" / "trustedFolders.json", {str(self.project): "TRUST_FOLDER"})
 

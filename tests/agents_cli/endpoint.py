@@ -214,7 +214,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         for name, data in events:
             head = f"event: {name}\n" if name else ""
-            self.wfile.write((head + "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n").encode())
+            self.wfile.write(
+                (head + "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n").encode()
+            )
         self.wfile.flush()
 
     def _gemini(self, body: dict[str, Any], actions: list[Action], _spaces: dict[str, str]) -> None:
