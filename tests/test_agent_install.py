@@ -215,3 +215,60 @@ def test_the_command_line_installs_and_uninstalls_each_client(tmp_path: Path, mo
         assert capsys.readouterr().out.strip() == "nothing to change"
         assert main(["uninstall", client]) == 0
         assert "removed" in capsys.readouterr().out
+
+
+# Answers `codex app-server`'s hooks/list as Codex 0.171.0 does (tests/test_agents_cli.py runs the
+# real one): each hook of hooks.json with its key, command and a hash.
+FAKE_CODEX = r"""#!PYTHON
+import hashlib, json, os, sys
+home = os.environ.get("CODEX_HOME") or os.path.join(os.environ["HOME"], ".codex")
+path = os.path.join(home, "hooks.json")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("id") == 1:
+        print(json.dumps({"id": 1, "result": {}}), flush=True)
+    if msg.get("id") == 2:
+        print(json.dumps({"method": "configWarning", "params": {}}), flush=True)
+        hooks = json.load(open(path)).get("hooks", {}) if os.path.exists(path) else {}
+        out = []
+        for event, groups in hooks.items():
+            snake = "".join("_" + c.lower() if c.isupper() else c for c in event).lstrip("_")
+            for g, group in enumerate(groups):
+                for h, hook in enumerate(group["hooks"]):
+                    digest = "sha256:" + hashlib.sha256(json.dumps(hook).encode()).hexdigest()
+                    out.append({"key": f"{path}:{snake}:{g}:{h}", "command": hook["command"],
+                                "currentHash": digest, "trustStatus": "untrusted"})
+        print(json.dumps({"id": 2, "result": {"data": [{"cwd": ".", "hooks": out}]}}), flush=True)
+"""
+
+
+def test_codex_hooks_are_trusted_as_codex_lists_them_ours_only_and_untrusted_on_uninstall(where: Where) -> None:
+    import sys
+
+    bin_dir = where.home / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text(FAKE_CODEX.replace("PYTHON", sys.executable))
+    (bin_dir / "codex").chmod(0o755)
+    here = Where(where.home, where.project_dir, {"PATH": str(bin_dir), "HOME": str(where.home)})
+    hooks = _file(here, "codex", n=1)
+    hooks.parent.mkdir(parents=True)
+    theirs = {"type": "command", "command": "notify-me"}
+    hooks.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [theirs]}]}}))
+    changes = install("codex", "user", EXE, here, now=NOW)
+    state = tomllib.loads(_file(here, "codex").read_text())["hooks"]["state"]
+    assert len(state) == 5 and f"{hooks}:stop:0:0" not in state  # theirs is not trusted for them
+    assert f"{hooks}:stop:1:0" in state and all(v["trusted_hash"].startswith("sha256:") for v in state.values())
+    assert sum(c.action.startswith("trusted hook") for c in changes) == 5
+    assert sum(c.action.startswith("backup") for c in changes) == 1  # one backup: hooks.json's original
+    assert not CLIENTS["codex"].untrusted
+    assert install("codex", "user", EXE, here, now=NOW) == []
+    uninstall("codex", "user", here, now=NOW)
+    assert "hooks" not in tomllib.loads(_file(here, "codex").read_text())
+    assert json.loads(hooks.read_text()) == {"hooks": {"Stop": [{"hooks": [theirs]}]}}
+
+
+def test_without_codex_on_path_install_says_its_hooks_are_not_trusted(where: Where) -> None:
+    install("codex", "user", EXE, where, now=NOW)
+    assert CLIENTS["codex"].untrusted
+    assert any("could not be trusted" in n for n in CLIENTS["codex"].notes("user"))
+    assert "hooks" not in tomllib.loads(_file(where, "codex").read_text())

@@ -6,6 +6,7 @@ written."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import tomllib
@@ -36,22 +37,21 @@ def _key_path(key: str) -> list[str]:
     return [a or b or c for a, b, c in parts]
 
 
-def _ours(line: str) -> bool | None:
-    """True for a header of our table (or one of its sub-tables), False for another header,
-    None for a line that is no header."""
+def _under(line: str, path: tuple[str, ...]) -> bool | None:
+    """True for a header of the table at `path` (or one of its sub-tables), False for another
+    header, None for a line that is no header."""
     m = _HEADER.match(line)
     if not m:
         return None
-    return _key_path(m.group("key"))[:2] == ["mcp_servers", SERVER_NAME]
+    return tuple(_key_path(m.group("key"))[: len(path)]) == path
 
 
-def without_ours(text: str) -> tuple[list[str], int | None]:
-    """The file's lines without our tables -> (lines, where the first of them was)."""
-    lines = text.splitlines(keepends=True)
+def without(text: str, path: tuple[str, ...]) -> tuple[list[str], int | None]:
+    """The file's lines without the table at `path` -> (lines, where it was)."""
     out: list[str] = []
     at, skipping = None, False
-    for line in lines:
-        header = _ours(line)
+    for line in text.splitlines(keepends=True):
+        header = _under(line, path)
         if header is not None:
             skipping = header
             if header and at is None:
@@ -79,19 +79,44 @@ def key(k: str) -> str:
     return k if _BARE.match(k) else json.dumps(k)
 
 
-def table(entry: dict[str, Any]) -> str:
+def table(path: tuple[str, ...], entry: dict[str, Any]) -> str:
     body = "".join(f"{key(k)} = {value(v)}\n" for k, v in entry.items())
-    return f"[mcp_servers.{SERVER_NAME}]\n{body}"
+    return f"[{'.'.join(key(p) for p in path)}]\n{body}"
 
 
-def rewrite(f: ConfigFile, data: dict[str, Any], entry: dict[str, Any] | None) -> None:
-    """Set `f.text` to the file with our table replaced by `entry` (None: removed)."""
-    text = f.raw.decode("utf-8-sig") if f.raw is not None else ""
-    lines, at = without_ours(text)
+def _set(data: dict[str, Any], path: tuple[str, ...], entry: dict[str, Any] | None) -> dict[str, Any]:
+    """`data` with the table at `path` set to `entry` (None: removed), emptied parents dropped."""
+    out = copy.deepcopy(data)
+    node = out
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    if entry is None:
+        node.pop(path[-1], None)
+    else:
+        node[path[-1]] = entry
+    return _pruned(out, path)
+
+
+def _pruned(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    for depth in range(len(path) - 1, 0, -1):
+        parent = data
+        for part in path[: depth - 1]:
+            parent = parent.get(part, {})
+        if parent.get(path[depth - 1]) == {}:
+            del parent[path[depth - 1]]
+    return data
+
+
+def rewrite(f: ConfigFile, path: tuple[str, ...], entry: dict[str, Any] | None) -> None:
+    """Set `f.text` to the file (as edited so far) with the table at `path` replaced by `entry`
+    (None: removed); refused when the result would differ anywhere else."""
+    text = f.text if f.text is not None else (f.raw.decode("utf-8-sig") if f.raw is not None else "")
+    data = tomllib.loads(text)
+    lines, at = without(text, path)
     if entry is None and at == len(lines) and lines and not lines[-1].strip():
-        lines.pop()  # the blank line install put before our table
+        lines.pop()  # the blank line install put before the table
     if entry is not None:
-        block = table(entry)
+        block = table(path, entry)
         if at is None:
             if lines and not lines[-1].endswith("\n"):
                 lines[-1] += "\n"
@@ -101,24 +126,15 @@ def rewrite(f: ConfigFile, data: dict[str, Any], entry: dict[str, Any] | None) -
         else:
             lines.insert(at, block + ("\n" if at < len(lines) and lines[at].strip() else ""))
     new_text = "".join(lines)
-    expected = {k: v for k, v in data.items()}
-    servers = {k: v for k, v in data.get("mcp_servers", {}).items() if k != SERVER_NAME}
-    if entry is not None:
-        servers[SERVER_NAME] = entry
-    if servers or "mcp_servers" in data:
-        expected["mcp_servers"] = servers
     try:
-        got = tomllib.loads(new_text)
+        got = _pruned(tomllib.loads(new_text), path)
     except tomllib.TOMLDecodeError:
         got = None
-    got_servers = (got or {}).get("mcp_servers")
-    if got is not None and not got_servers and not servers:
-        got.pop("mcp_servers", None)
-        expected.pop("mcp_servers", None)
-    if got != expected:
+    if got != _set(data, path, entry):
+        name = ".".join(key(p) for p in path)
         raise fail(
             f.path,
-            f"mcp_servers.{SERVER_NAME} is written in a form this installer does not edit (dotted keys or an "
-            f"inline table); make it a [mcp_servers.{SERVER_NAME}] table",
+            f"{name} is written in a form this installer does not edit (dotted keys or an inline table); "
+            f"make it a [{name}] table",
         )
     f.text = new_text

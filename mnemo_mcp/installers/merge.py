@@ -17,8 +17,9 @@ import os
 import re
 import shlex
 import stat
+import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,19 @@ from ..errors import MnemoError
 
 SERVER_NAME = "mnemo"
 PROGRAM = "mnemo-mcp"
+SCOPES = ("user", "project")
+# Keys of a hook entry that install writes; others the user added to ours are kept.
+HOOK_KEYS = ("name", "type", "command", "timeout")
+
+
+@dataclass(frozen=True)
+class Where:
+    """What an installer needs to know about the machine; tests pass their own."""
+
+    home: Path
+    project_dir: Path
+    env: Mapping[str, str]
+    platform: str = sys.platform
 
 
 class InstallError(MnemoError, ValueError):
@@ -48,6 +62,29 @@ class ConfigFile:
     mode: int | None
     changes: list[str] = field(default_factory=list)
     text: str | None = None  # set by a text-format editor: written as is instead of `data` as JSON
+
+
+def check_scope(scope: str) -> None:
+    if scope not in SCOPES:
+        raise InstallError(f"unknown scope {scope!r}: choose 'user' or 'project'")
+
+
+def hook_command(executable: str, client: str, event: str) -> str:
+    return f"{shlex.quote(executable)} hook --client {client} {event}"
+
+
+def hook_groups(table: tuple[tuple[str, str | None, int], ...], client: str, executable: str, named: bool):
+    def groups_for(event: str) -> list[dict[str, Any]]:
+        out = []
+        for name, matcher, timeout in table:
+            if name != event:
+                continue
+            entry: dict[str, Any] = {"name": f"mnemo-{event}"} if named else {}
+            entry |= {"type": "command", "command": hook_command(executable, client, event), "timeout": timeout}
+            out.append({**({} if matcher is None else {"matcher": matcher}), "hooks": [entry]})
+        return out
+
+    return groups_for
 
 
 def fail(path: Path, problem: str) -> InstallError:

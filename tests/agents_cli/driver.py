@@ -10,7 +10,8 @@ throwaway git project:
 What each agent needs besides the installer's entries (measured on the pinned versions): Gemini
 CLI an API-key auth type, the project in trustedFolders.json and `--yolo` (else `-p` declares no
 MCP tool); Codex CLI a model provider at the endpoint, the project trusted and, for hooks,
-`--dangerously-bypass-hook-trust` (an untrusted hook is skipped silently); opencode a provider
+the hooks trusted (which `mnemo-mcp install codex` does, asking
+`codex app-server` for their hashes: an untrusted hook is skipped silently); opencode a provider
 and model. MNEMO_DB and the test embedder are added to the server entry's env as the README tells
 a user who keeps the database elsewhere (Gemini CLI and Codex CLI filter what MCP servers
 inherit); hooks inherit them from the CLI's environment.
@@ -24,13 +25,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from claude_cli.driver import mnemo_bin, run_in_group
 
 from .endpoint import AgentEndpoint
 
@@ -62,11 +62,6 @@ def missing_reason(agent: str) -> str:
         f"{agent} is not installed: set MNEMO_{agent.upper()}_BIN or put `{agent}` on PATH "
         f"(npm install --prefix DIR {PACKAGES[agent]}@{VERSIONS[agent]})"
     )
-
-
-def mnemo_bin() -> str:
-    here = Path(sys.executable).parent / "mnemo-mcp"
-    return str(here) if here.exists() else (shutil.which("mnemo-mcp") or "mnemo-mcp")
 
 
 @dataclass
@@ -128,7 +123,10 @@ class AgentSandbox:
     def env(self) -> dict[str, str]:
         keep = ("PATH", "LANG", "TERM", "PYTHONPATH", "TMPDIR", "SYSTEMROOT")
         env = {k: v for k, v in os.environ.items() if k in keep}
-        env["PATH"] = os.pathsep.join([str(Path(mnemo_bin()).parent), env.get("PATH", "")])
+        # The agent on PATH, as for a user: `mnemo-mcp install codex` asks it which hooks to trust.
+        env["PATH"] = os.pathsep.join(
+            [str(Path(mnemo_bin()).parent), str(Path(self.binary).parent), env.get("PATH", "")]
+        )
         env |= {"HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / ".config"), "NO_COLOR": "1"}
         env |= {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": self.endpoint.url, "MOCK_API_KEY": "dummy"}
         env |= {"CODEX_HOME": str(self.home / ".codex"), "GEMINI_CLI_NO_RELAUNCH": "true"}
@@ -154,27 +152,11 @@ class AgentSandbox:
         """One non-interactive run; `resume`: in the session of the last run."""
         argv = {
             "gemini": [self.binary, "-p", text, "-m", "gemini-2.5-flash", "--yolo", *(["--resume", "latest"] * resume)],
-            "codex": [self.binary, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
+            "codex": [self.binary, "exec", "--skip-git-repo-check"]
             + (["resume", "--last", text] if resume else [text]),
             "opencode": [self.binary, "run", *(["--continue"] * resume), text],
         }[self.agent]
-        started = time.monotonic()
-        p = subprocess.Popen(
-            argv,
-            cwd=self.project,
-            env=self.env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            out, err = p.communicate(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-        return Run(p.returncode, out, err, time.monotonic() - started)
+        return Run(*run_in_group(argv, self.project, self.env(), RUN_TIMEOUT))
 
     # What each agent needs that is not mnemo's --------------------------------------------------
     def _json(self, path: Path) -> dict[str, Any]:
