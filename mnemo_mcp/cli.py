@@ -143,7 +143,7 @@ def _add_maintenance_commands(sub: Any) -> None:
 
 
 CLIENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
-HOOK_CLIENTS = ("claude", "codex", "gemini")
+HOOK_CLIENTS = ("claude", "codex", "gemini", "opencode")
 
 
 def _add_install_commands(sub: Any) -> None:

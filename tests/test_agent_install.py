@@ -272,3 +272,36 @@ def test_without_codex_on_path_install_says_its_hooks_are_not_trusted(where: Whe
     assert CLIENTS["codex"].untrusted
     assert any("could not be trusted" in n for n in CLIENTS["codex"].notes("user"))
     assert "hooks" not in tomllib.loads(_file(where, "codex").read_text())
+
+
+def test_opencode_hooks_are_a_plugin_of_ours_naming_the_executable_and_uninstall_removes_it(where: Where) -> None:
+    import shutil
+    import subprocess
+
+    install("opencode", "user", EXE, where, now=NOW)
+    plugin = _file(where, "opencode", n=1)
+    assert plugin == where.home / ".config" / "opencode" / "plugin" / "mnemo.js"
+    text = plugin.read_text()
+    assert text.startswith("// mnemo-mcp:") and f"const MNEMO = {json.dumps(EXE)};" in text
+    if shutil.which("node"):  # the plugin parses as JavaScript (opencode loads it as an ES module)
+        (where.home / "check.mjs").write_text(text)
+        p = subprocess.run(["node", "--check", str(where.home / "check.mjs")], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    assert install("opencode", "user", EXE, where, now=NOW) == []
+    moved = install("opencode", "user", "/new/mnemo-mcp", where, now=NOW)
+    assert "updated the mnemo plugin" in [c.action for c in moved] and "/new/mnemo-mcp" in plugin.read_text()
+    uninstall("opencode", "user", where, now=NOW)
+    assert not plugin.exists() and json.loads(_file(where, "opencode").read_text()) == {}
+
+
+def test_opencode_leaves_someone_elses_plugin_of_that_name_alone(where: Where) -> None:
+    plugin = where.project_dir / ".opencode" / "plugin" / "mnemo.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("export const Mine = async () => ({})\n")
+    with pytest.raises(InstallError, match="not mnemo's plugin"):
+        install("opencode", "project", EXE, where)
+    assert plugin.read_text() == "export const Mine = async () => ({})\n"
+    assert not (where.project_dir / "opencode.json").exists()
+    install("opencode", "project", EXE, where, hooks=False)  # the server alone needs no plugin
+    uninstall("opencode", "project", where)  # and uninstall takes out the server, not their plugin
+    assert plugin.read_text() == "export const Mine = async () => ({})\n"

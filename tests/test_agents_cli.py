@@ -2,7 +2,7 @@
 scripted model API (tests/agents_cli/endpoint.py) with mnemo installed as a user installs it
 (`mnemo-mcp install gemini|codex|opencode`, tests/agents_cli/driver.py): connected (the request
 declares mnemo's tools and carries its instructions), a tool round trip through the MCP server,
-and, for the clients with hooks, a memory injected into the request, the checks' results and the
+and, through each one's hooks (opencode's: mnemo's plugin), a memory injected into the request, the checks' results and the
 user's reaction recorded as an outcome, all in the one store.
 
 Skipped when an agent is not installed; a failure instead with MNEMO_REQUIRE_AGENTS=1 (CI).
@@ -43,7 +43,7 @@ def _shell(agent: str, command: str):
     return call(name, **{key: command}, **({} if agent == "codex" else {"description": "Run the tests"}))
 
 
-def _session(tmp_path: Path, agent: str, hooks: bool) -> None:
+def _session(tmp_path: Path, agent: str) -> None:
     seen: dict[str, Request] = {}
 
     def first(req: Request):
@@ -72,8 +72,6 @@ def _session(tmp_path: Path, agent: str, hooks: bool) -> None:
         assert len(written) == 1, sb.mnemo_json("list")
         exported = sb.mnemo("export").stdout
         assert f'"client": "{CLIENT_NAMES[agent]}"' in exported, exported[:2000]
-        if not hooks:
-            return
         # Injected: the prompt's hook put the memory in front of the model before any tool ran.
         assert MEMORY in seen["first"].text() and memory_id[:12] in seen["first"].text()
         before = sb.mnemo_json("quality", memory_id)["valence"]
@@ -89,12 +87,12 @@ def _session(tmp_path: Path, agent: str, hooks: bool) -> None:
 
 
 def test_gemini_cli_connects_recalls_injects_and_records_an_outcome(tmp_path: Path) -> None:
-    _session(tmp_path, "gemini", hooks=True)
+    _session(tmp_path, "gemini")
 
 
 def test_codex_cli_connects_recalls_injects_and_records_an_outcome(tmp_path: Path) -> None:
-    _session(tmp_path, "codex", hooks=True)
+    _session(tmp_path, "codex")
 
 
-def test_opencode_connects_and_round_trips_through_the_tools(tmp_path: Path) -> None:
-    _session(tmp_path, "opencode", hooks=False)
+def test_opencode_connects_recalls_injects_and_records_an_outcome_through_its_plugin(tmp_path: Path) -> None:
+    _session(tmp_path, "opencode")

@@ -118,3 +118,38 @@ def test_a_gemini_shell_command_that_only_a_person_may_run_is_denied_in_geminis_
     assert out["decision"] == "deny" and "a person's decision" in out["reason"], out
     harmless = {**payload, "tool_input": {"command": "make test", "description": "Test"}}
     assert _hook(env, "gemini", "BeforeTool", harmless).stdout == ""
+
+
+OPENCODE = json.loads((FIXTURES / "opencode_1.18.33_hook_payloads.json").read_text())
+
+
+def _as_plugin_sends(name: str) -> dict:
+    """A tool.execute.after payload as mnemo's plugin builds it from opencode's (input, output)."""
+    raw = OPENCODE[name]
+    i = raw["input"]
+    return {
+        "session_id": i["sessionID"],
+        "tool_name": i["tool"],
+        "tool_input": i["args"],
+        "tool_use_id": i["callID"],
+        "tool_response": raw["output"],
+    }
+
+
+def test_opencode_shell_results_carry_their_exit_code_and_its_mcp_tools_are_ours() -> None:
+    event, ok = clients.to_ours("opencode", "tool.execute.after", _as_plugin_sends("tool.execute.after-bash"))
+    assert event == "PostToolUse" and ok["tool_name"] == "Bash" and ok["tool_response"]["exit_code"] == 0
+    event, failed = clients.to_ours("opencode", "tool.execute.after", _as_plugin_sends("tool.execute.after-bash-exit3"))
+    assert event == "PostToolUseFailure" and failed["error"] == "Exit code 3\nfailing\n"
+    event, read = clients.to_ours(
+        "opencode", "tool.execute.after", _as_plugin_sends("tool.execute.after-mnemo_memory_read")
+    )
+    assert read["tool_name"] == "mcp__mnemo__memory_read"
+    assert events.read_result(read["tool_response"])["read_id"] == "c3868b4d933251ba"
+
+
+def test_opencode_prompt_loses_the_quotes_opencode_run_adds() -> None:
+    parts = OPENCODE["chat.message"]["output"]["parts"]
+    payload = {"session_id": "ses_1", "prompt": "\n".join(p["text"] for p in parts)}
+    event, ours = clients.to_ours("opencode", "chat.message", payload)
+    assert event == "UserPromptSubmit" and ours["prompt"] == "Remember how to build."

@@ -9,6 +9,9 @@ from the payloads the real CLIs sent (tests/fixtures/*_hook_payloads.json). Stan
 | before a shell command | PreToolUse | BeforeTool | PreToolUse |
 | after a tool | PostToolUse / PostToolUseFailure | AfterTool (failures too) | PostToolUse (failures too) |
 | end of the turn | Stop | AfterAgent | Stop |
+
+opencode has plugins, not command hooks: mnemo's plugin passes its `chat.message`,
+`tool.execute.before`/`after` and `session.created`/`session.idle` on in Claude Code's field names.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import re
 from typing import Any
 
-CLIENTS = ("claude", "gemini", "codex")
+CLIENTS = ("claude", "gemini", "codex", "opencode")
 # The client's event -> ours.
 EVENTS: dict[str, dict[str, str]] = {
     "gemini": {
@@ -30,10 +33,18 @@ EVENTS: dict[str, dict[str, str]] = {
         "AfterAgent": "Stop",
     },
     "codex": {e: e for e in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")},
+    # opencode's plugin hooks and bus events, as mnemo's plugin (installers/opencode_plugin.js) passes them on.
+    "opencode": {
+        "session.created": "SessionStart",
+        "chat.message": "UserPromptSubmit",
+        "tool.execute.before": "PreToolUse",
+        "tool.execute.after": "PostToolUse",
+        "session.idle": "Stop",
+    },
 }
 # What each client's tools are called in Claude Code's terms.
 GEMINI_TOOLS = {"run_shell_command": "Bash", "replace": "Edit", "write_file": "Write"}
-LABELS = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex"}
+LABELS = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex", "opencode": "opencode"}
 _HOOK_CONTEXT = re.compile(r"^\s*<hook_context>.*?</hook_context>\s*", re.S)
 _UNTRUSTED = re.compile(r"^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$", re.S)
 _GEMINI_EXIT = re.compile(r"^Exit Code: (-?\d+)$", re.M)
@@ -60,6 +71,8 @@ def to_ours(client: str, event: str, payload: dict[str, Any]) -> tuple[str, dict
     p["client"] = LABELS[client]
     if client == "gemini":
         return _from_gemini(ours, p)
+    if client == "opencode":
+        return _from_opencode(ours, p)
     return _from_codex(ours, p, payload.get("transcript_path"))
 
 
@@ -101,6 +114,28 @@ def _from_gemini(ours: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             return "PostToolUseFailure", p
     elif isinstance(content, list):
         p["tool_response"] = {"content": [{"type": "text", "text": _unwrap(str(c.get("text", "")))} for c in content]}
+    return ours, p
+
+
+def _from_opencode(ours: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    prompt = p.get("prompt")
+    if isinstance(prompt, str) and len(prompt) > 1 and prompt[0] == prompt[-1] == '"':
+        p["prompt"] = prompt[1:-1]  # `opencode run "a prompt"` hands the model its argument quoted
+    tool = p.get("tool_name")
+    if isinstance(tool, str):
+        # Its MCP tools are <server>_<tool>; only our server's name is known for sure.
+        p["tool_name"] = "Bash" if tool == "bash" else re.sub(r"^mnemo_", "mcp__mnemo__", tool)
+    if ours != "PostToolUse" or p.get("tool_name") != "Bash":
+        return ours, p
+    response = p.get("tool_response") if isinstance(p.get("tool_response"), dict) else {}
+    code = (response.get("metadata") or {}).get("exit")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None  # killed or timed out: no result
+    output = response.get("output") if isinstance(response.get("output"), str) else ""
+    p["tool_response"] = {"stdout": output, "stderr": "", "exit_code": code}
+    if code != 0:
+        p["error"] = f"Exit code {code}\n{output}"
+        return "PostToolUseFailure", p
     return ours, p
 
 

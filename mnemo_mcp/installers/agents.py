@@ -6,7 +6,7 @@ each in its own format and place, merged exactly as the Claude Code installer me
 | --- | --- | --- | --- |
 | codex | $CODEX_HOME/config.toml (~/.codex), hooks.json beside it | .codex/config.toml, .codex/hooks.json | yes |
 | gemini | ~/.gemini/settings.json (server and hooks) | .gemini/settings.json | yes |
-| opencode | ~/.config/opencode/opencode.json | opencode.json | no (JS plugins only) |
+| opencode | ~/.config/opencode/opencode.json, plugin/mnemo.js | opencode.json, .opencode/plugin/mnemo.js | a plugin |
 | cursor | ~/.cursor/mcp.json | .cursor/mcp.json | no |
 | vscode | the user profile's mcp.json | .vscode/mcp.json | no |
 
@@ -16,10 +16,12 @@ hooks.clients maps them onto the one set of handlers.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from .merge import (
     load_json,
     put_hooks,
     put_server,
+    read_raw,
     remove_hooks,
     remove_server,
     save_all,
@@ -103,6 +106,49 @@ class JsonClient:
         return load_json(path, self.container, *(("hooks",) if self.hook_table else ()))
 
 
+PLUGIN_MARK = "// mnemo-mcp:"
+
+
+@dataclass(frozen=True)
+class OpencodeClient(JsonClient):
+    """opencode: the server in its JSON config, and, for hooks, a plugin of ours (opencode has no
+    command hooks) that passes its events to `mnemo-mcp hook --client opencode`."""
+
+    plugin_paths: Callable[[Where], dict[str, Path]] = lambda w: {}
+
+    @property
+    def has_hooks(self) -> bool:
+        return True
+
+    def files(self, scope: str, where: Where) -> list[Path]:
+        return [*super().files(scope, where), _scoped(self.plugin_paths(where), scope)]
+
+    def install(self, scope: str, executable: str, where: Where, hooks: bool = True, now=None) -> list[Change]:
+        if not hooks:
+            return super().install(scope, executable, where, hooks=False, now=now)
+        plugin = self._plugin(scope, where)  # checked before anything is written
+        text = resources.files(__package__).joinpath("opencode_plugin.js").read_text(encoding="utf-8")
+        text = text.replace("__MNEMO_EXECUTABLE__", json.dumps(executable))
+        if plugin.raw is None or plugin.raw.decode("utf-8", "replace") != text:
+            plugin.text = text
+            plugin.changes.append("updated the mnemo plugin" if plugin.raw is not None else "added the mnemo plugin")
+        return super().install(scope, executable, where, hooks=False, now=now) + save_all([plugin], now)
+
+    def uninstall(self, scope: str, where: Where, now=None) -> list[Change]:
+        plugin = self._plugin(scope, where, strict=False)
+        if plugin.raw is not None and plugin.raw.startswith(PLUGIN_MARK.encode()):
+            plugin.remove = True
+            plugin.changes.append("removed the mnemo plugin")
+        return super().uninstall(scope, where, now=now) + save_all([plugin], now)
+
+    def _plugin(self, scope: str, where: Where, strict: bool = True) -> ConfigFile:
+        path = _scoped(self.plugin_paths(where), scope)
+        raw, mode = read_raw(path)
+        if strict and raw is not None and not raw.startswith(PLUGIN_MARK.encode()):
+            raise InstallError(f"{path} is not mnemo's plugin; move it away and run again. Nothing was changed.")
+        return ConfigFile(path, {}, raw, mode)
+
+
 def _scoped(paths: dict[str, Path], scope: str) -> Path:
     check_scope(scope)
     return paths[scope]
@@ -142,13 +188,17 @@ CLIENTS: dict[str, Any] = {
         GEMINI_HOOKS,
         _gemini_notes,
     ),
-    "opencode": JsonClient(
+    "opencode": OpencodeClient(
         "opencode",
         "opencode",
         "mcp",
         lambda exe: {"type": "local", "command": [exe], "enabled": True},
         ("type", "command"),
         lambda w: {"user": _config_home(w) / "opencode" / "opencode.json", "project": w.project_dir / "opencode.json"},
+        plugin_paths=lambda w: {
+            "user": _config_home(w) / "opencode" / "plugin" / "mnemo.js",
+            "project": w.project_dir / ".opencode" / "plugin" / "mnemo.js",
+        },
     ),
     "cursor": JsonClient(
         "cursor",

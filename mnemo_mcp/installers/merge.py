@@ -62,6 +62,7 @@ class ConfigFile:
     mode: int | None
     changes: list[str] = field(default_factory=list)
     text: str | None = None  # set by a text-format editor: written as is instead of `data` as JSON
+    remove: bool = False  # a file of ours that uninstall deletes (after its backup)
 
 
 def check_scope(scope: str) -> None:
@@ -243,6 +244,10 @@ def save_all(files: list[ConfigFile], now: datetime | None) -> list[Change]:
             continue
         if f.raw is not None and f.mode is not None:
             out.append(Change(f.path, f"backup -> {backup(f.path, f.raw, f.mode, now)}"))
+        if f.remove:
+            f.path.unlink(missing_ok=True)
+            out.extend(Change(f.path, action) for action in f.changes)
+            continue
         # Through a symlink (dotfiles managers link settings.json) to its target, rather than replacing the link.
         target = Path(os.path.realpath(f.path))
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -130,8 +130,9 @@ class AgentSandbox:
         env |= {"HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / ".config"), "NO_COLOR": "1"}
         env |= {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": self.endpoint.url, "MOCK_API_KEY": "dummy"}
         env |= {"CODEX_HOME": str(self.home / ".codex"), "GEMINI_CLI_NO_RELAUNCH": "true"}
-        # opencode installs its plugin package from npm when it sees a plugin folder; none here.
-        env |= {"OPENCODE_DISABLE_AUTOUPDATE": "1", "npm_config_registry": "http://127.0.0.1:9/"}
+        # opencode installs its plugin package (@opencode-ai/plugin) from npm when it has a plugin:
+        # the endpoint's empty registry makes that fail at once, offline (mnemo's plugin needs none).
+        env |= {"OPENCODE_DISABLE_AUTOUPDATE": "1", "npm_config_registry": f"{self.endpoint.url}/npm/"}
         return env | self.mnemo_env()
 
     def mnemo(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -156,6 +157,10 @@ class AgentSandbox:
             + (["resume", "--last", text] if resume else [text]),
             "opencode": [self.binary, "run", *(["--continue"] * resume), text],
         }[self.agent]
+        if self.agent == "opencode":
+            # `opencode run` exits leaving the lock of its background plugin-package install (seen
+            # with 1.18.33 and no registry), and the next run waits about a minute for it to go stale.
+            shutil.rmtree(self.home / ".local" / "state" / "opencode" / "locks", ignore_errors=True)
         return Run(*run_in_group(argv, self.project, self.env(), RUN_TIMEOUT))
 
     # What each agent needs that is not mnemo's --------------------------------------------------

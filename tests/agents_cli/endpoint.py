@@ -172,6 +172,13 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        if self.path.startswith("/npm/"):
+            # An npm registry that has nothing: opencode's install of its plugin package fails at
+            # once, where an unreachable registry costs a minute of retries.
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         models = {"object": "list", "data": [{"id": "mock-model", "object": "model", "owned_by": "mock"}]}
         self._json(models if self.path.startswith("/v1/models") else {})
 
