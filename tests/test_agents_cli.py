@@ -43,7 +43,7 @@ def _shell(agent: str, command: str):
     return call(name, **{key: command}, **({} if agent == "codex" else {"description": "Run the tests"}))
 
 
-def _session(tmp_path: Path, agent: str) -> None:
+def _session(tmp_path: Path, agent: str, store: Path | None = None) -> None:
     seen: dict[str, Request] = {}
 
     def first(req: Request):
@@ -56,7 +56,7 @@ def _session(tmp_path: Path, agent: str) -> None:
 
     script = [first, after_read, [call("memory_write", content=WRITTEN)], [say(ANSWER)]]
     with AgentEndpoint(script) as ep:
-        sb = AgentSandbox.create(tmp_path, agent, _binary(agent), ep)
+        sb = AgentSandbox.create(tmp_path, agent, _binary(agent), ep, store)
         memory_id = sb.mnemo_json("write", MEMORY)["id"]
         run = sb.prompt(PROMPT)
         assert run.returncode == 0, run.describe()
@@ -96,3 +96,17 @@ def test_codex_cli_connects_recalls_injects_and_records_an_outcome(tmp_path: Pat
 
 def test_opencode_connects_recalls_injects_and_records_an_outcome_through_its_plugin(tmp_path: Path) -> None:
     _session(tmp_path, "opencode")
+
+
+def test_what_one_agent_learned_is_recalled_by_another_from_the_same_store(tmp_path: Path) -> None:
+    store = tmp_path / "shared.db"
+    _session(tmp_path / "gemini", "gemini", store)  # the user's thanks credit the memory there
+    seen: list[Request] = []
+    with AgentEndpoint([lambda req: seen.append(req) or [say("Use make.")]]) as ep:
+        sb = AgentSandbox.create(tmp_path / "codex", "codex", _binary("codex"), ep, store)
+        run = sb.prompt(PROMPT)
+        assert run.returncode == 0 and ep.errors == [], (ep.errors, run.describe())
+    injected = seen[0].text()
+    line = next((ln for ln in injected.splitlines() if MEMORY[:40] in ln), "")
+    # Codex's model is told what happened when Gemini's session used it.
+    assert "(worked before" in line, injected[-3000:]

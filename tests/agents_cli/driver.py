@@ -81,6 +81,7 @@ class AgentSandbox:
     agent: str
     binary: str
     endpoint: AgentEndpoint
+    store: Path | None = None  # a database shared with other sandboxes (default: one of its own)
 
     @property
     def home(self) -> Path:
@@ -92,15 +93,17 @@ class AgentSandbox:
 
     @property
     def db(self) -> Path:
-        return self.root / "mnemo.db"
+        return self.store or self.root / "mnemo.db"
 
     @property
     def hook_log(self) -> Path:
         return self.root / "hooks.log"
 
     @classmethod
-    def create(cls, root: Path, agent: str, binary: str, endpoint: AgentEndpoint) -> AgentSandbox:
-        sb = cls(root, agent, binary, endpoint)
+    def create(
+        cls, root: Path, agent: str, binary: str, endpoint: AgentEndpoint, store: Path | None = None
+    ) -> AgentSandbox:
+        sb = cls(root, agent, binary, endpoint, store)
         sb.home.mkdir(parents=True)
         sb.project.mkdir()
         (sb.project / "Makefile").write_text(MAKEFILE)
