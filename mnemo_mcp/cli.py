@@ -142,19 +142,27 @@ def _add_maintenance_commands(sub: Any) -> None:
     ar.add_argument("--reason")
 
 
+CLIENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
+HOOK_CLIENTS = ("claude", "codex", "gemini", "opencode")
+
+
 def _add_install_commands(sub: Any) -> None:
     """install, uninstall."""
-    ins = sub.add_parser("install", help="register mnemo-mcp (server and hooks) with a client: `install claude`")
-    ins.add_argument("client", choices=("claude",), help="the client to configure (Claude Code)")
+    ins = sub.add_parser(
+        "install",
+        help="register mnemo-mcp (server, and hooks where the client has them) with a client; "
+        "no client: list the clients found here and what installing would change",
+    )
+    ins.add_argument("client", nargs="?", choices=CLIENT_NAMES, help="the client to configure")
     ins.add_argument(
         "--scope",
         choices=("user", "project"),
         default="user",
-        help="user: ~/.claude.json and ~/.claude/settings.json; project: .mcp.json and .claude/settings.json",
+        help="user: the client's settings in your home; project: the repository's files (shared with the team)",
     )
     ins.add_argument("--no-hooks", action="store_true", help="only the MCP server entry")
     un = sub.add_parser("uninstall", help="remove what `install` added (other servers and hooks are kept)")
-    un.add_argument("client", choices=("claude",))
+    un.add_argument("client", choices=CLIENT_NAMES)
     un.add_argument("--scope", choices=("user", "project"), default="user")
 
 
@@ -168,8 +176,9 @@ def _add_tool_commands(sub: Any) -> None:
     dash.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     dash.add_argument("--no-browser", action="store_true", help="print the URL only, do not open a browser")
 
-    h = sub.add_parser("hook", help="handle a Claude Code hook event (JSON on standard input); always exits 0")
-    h.add_argument("event", help="UserPromptSubmit, PostToolUse, PostToolUseFailure or SessionStart")
+    h = sub.add_parser("hook", help="handle a client's hook event (JSON on standard input); always exits 0")
+    h.add_argument("event", help="the client's event name: UserPromptSubmit, PostToolUse, ... (Gemini: AfterTool, ...)")
+    h.add_argument("--client", choices=HOOK_CLIENTS, default="claude", help="whose hook this is (default claude)")
 
 
 def _add_transfer_commands(sub: Any) -> None:
@@ -416,30 +425,41 @@ def _install(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from . import claude_install
+    from .installers import agents, detect
     from .project import project_root
 
-    home = Path.home()
     # The project is the enclosing git repository, as for memory scoping.
     project_dir = project_root(Path.cwd()) if args.scope == "project" else Path.cwd()
+    where = agents.where_here(project_dir)
+    if args.command == "install" and args.client is None:
+        print(detect.report(where, args.scope))
+        return 0
     if args.command == "install":
-        # .mcp.json and .claude/settings.json are committed: an absolute path to this machine's
-        # virtualenv would give a teammate ENOENT, so the project files name the command and
-        # each machine finds it on PATH. The user's own files keep the absolute path, which
-        # keeps working whatever PATH Claude Code is started with.
+        # Project files are committed: an absolute path to this machine's virtualenv would give a
+        # teammate ENOENT, so they name the command and each machine finds it on PATH. The user's
+        # own files keep the absolute path, which works whatever PATH the client is started with.
         if args.scope == "project":
             executable = claude_install.PROGRAM
             if shutil.which(executable) is None:
                 print(
-                    f"warning: `{executable}` is not on PATH here; Claude Code runs it by that name from these "
+                    f"warning: `{executable}` is not on PATH here; the client runs it by that name from these "
                     "project files, so install it where PATH finds it (e.g. `pipx install mnemo-mcp`)",
                     file=sys.stderr,
                 )
         else:
             executable = _executable()
-        changes = claude_install.install(args.scope, executable, home, project_dir, hooks=not args.no_hooks)
+        if args.client == "claude":
+            changes = claude_install.install(args.scope, executable, where.home, project_dir, hooks=not args.no_hooks)
+        else:
+            changes = agents.install(args.client, args.scope, executable, where, hooks=not args.no_hooks)
+    elif args.client == "claude":
+        changes = claude_install.uninstall(args.scope, where.home, project_dir)
     else:
-        changes = claude_install.uninstall(args.scope, home, project_dir)
+        changes = agents.uninstall(args.client, args.scope, where)
     print(claude_install.render(changes))
+    notes = getattr(agents.CLIENTS.get(args.client), "notes", None)
+    for note in notes(args.scope) if notes and args.command == "install" and changes else ():
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
@@ -463,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "hook":
             from .hooks.entry import main as hook_main
 
-            return hook_main(args.event)
+            return hook_main(args.event, args.client)
         if args.command in ("doctor", "restore-backup"):
             from .recovery_cli import run as recovery
 

@@ -74,6 +74,11 @@ class Settings(BaseSettings):
         description="who gives this process's feedback, ratings and writes (the OS user by default)",
     )
     scope: Literal["project", "all"] = Field("project", description="'all': reads search every domain")
+    client: str | None = Field(
+        None,
+        max_length=80,
+        description="whose hooks this process handles, kept in what they store (set by `mnemo-mcp hook --client`)",
+    )
 
     # Privacy: what memory_write does with text that looks like a key, token or password
     secrets: Literal["refuse", "redact", "allow"] = Field(

@@ -56,6 +56,18 @@ def state_of(ctx: Context) -> AppState:
     return ctx.request_context.lifespan_context
 
 
+def client_name(ctx: Context) -> str | None:
+    """The MCP client as it named itself when it connected ("gemini-cli-mcp-client", ...): the
+    provenance of what its model writes. None when it did not say (a stateless request)."""
+    try:
+        params = ctx.session.client_params
+    except Exception:  # noqa: BLE001 - no session (a stateless request, an in-process test)
+        return None
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    name = getattr(info, "name", None)
+    return str(name)[:80] if isinstance(name, str) and name else None
+
+
 def service_of(ctx: Context) -> MemoryService:
     return state_of(ctx).usable_service()
 
@@ -111,6 +123,7 @@ def memory_write(
             supersedes=supersedes,
             allow_duplicate=allow_duplicate,
             by="mcp",
+            client=client_name(ctx),
         )
     if result.created and svc.upkeep_due_after_write():
         state_of(ctx).consolidate_in_background()

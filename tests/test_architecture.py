@@ -20,6 +20,7 @@ INTERFACES = (
     "mnemo_mcp.launcher",
     "mnemo_mcp.recovery_cli",
     "mnemo_mcp.claude_install",
+    "mnemo_mcp.installers",
     "mnemo_mcp.hooks",
     "mnemo_mcp.web",
 )

@@ -312,3 +312,18 @@ def test_the_everyday_tools_carry_the_words_claude_codes_tool_search_matches():
     assert re.search(r"\bremember\b", text["memory_write"])
     for phrase in ("recall", "past fixes", "lessons", "what worked"):
         assert re.search(rf"\b{phrase}\b", text["memory_read"]), phrase
+
+
+async def test_a_write_keeps_the_name_the_client_gave_when_it_connected(settings):
+    from mcp.types import Implementation
+
+    server = build_server(settings, service_factory=lambda s: MemoryService(s, HashEmbedder()))
+    info = Implementation(name="gemini-cli-mcp-client", version="0.61.0")
+    async with Client(server, mode="legacy", client_info=info) as c:
+        written = await call(c, "memory_write", {"content": "Release notes live in docs/RELEASES.md."})
+    svc = MemoryService(settings, HashEmbedder())
+    try:
+        record = next(r for r in svc.export() if r.get("id") == written["id"])
+    finally:
+        svc.close()
+    assert record["provenance"]["by"] == "mcp" and record["provenance"]["client"] == "gemini-cli-mcp-client"

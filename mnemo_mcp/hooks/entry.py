@@ -17,7 +17,7 @@ from datetime import UTC
 from typing import Any
 
 from .. import paths
-from . import channel, events
+from . import channel, clients, events
 
 _OFF = ("0", "false", "no", "off")
 
@@ -105,7 +105,7 @@ def _via_server(event: str, payload: dict[str, Any], env: dict[str, str]) -> tup
     return True, output if isinstance(output, str) else None
 
 
-def _by_itself(event: str, payload: dict[str, Any]) -> str | None:
+def _by_itself(event: str, payload: dict[str, Any], env: dict[str, str]) -> str | None:
     """The event handled in this process, by keywords (no model)."""
     import logging
 
@@ -116,6 +116,8 @@ def _by_itself(event: str, payload: dict[str, Any]) -> str | None:
 
     logging.getLogger("mnemo_mcp").setLevel(logging.ERROR)  # stderr is Claude Code's to show
     settings = scoped(Settings(), _cwd(payload))
+    if env.get("MNEMO_CLIENT"):
+        settings = settings.model_copy(update={"client": env["MNEMO_CLIENT"]})
     svc = MemoryService(settings)
     try:
         return run(event, payload, settings, svc, semantic=False)
@@ -123,20 +125,29 @@ def _by_itself(event: str, payload: dict[str, Any]) -> str | None:
         svc.close()
 
 
-def handle(event: str, raw: str, env: dict[str, str] | None = None) -> str | None:
-    """One event from its raw stdin; returns what to print (None: nothing)."""
+def handle(event: str, raw: str, env: dict[str, str] | None = None, client: str = "claude") -> str | None:
+    """One event of `client` from its raw stdin; returns what to print (None: nothing)."""
     env = paths.mnemo_env() if env is None else env
-    if event not in events.EVENTS:
-        raise ValueError(f"unknown hook event {event!r}; known: {', '.join(events.EVENTS)}")
+    if client not in clients.CLIENTS:
+        raise ValueError(f"unknown client {client!r}; known: {', '.join(clients.CLIENTS)}")
+    if event not in clients.known_events(client):
+        raise ValueError(f"unknown {client} hook event {event!r}; known: {', '.join(clients.known_events(client))}")
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
         raise ValueError("hook input must be a JSON object")
-    if event == "PreToolUse":
-        return guard(payload)
-    if not worth_handling(event, payload, env):
+    translated = clients.to_ours(client, event, payload)
+    if translated is None:
         return None
-    handled, output = _via_server(event, payload, env)
-    return output if handled else _by_itself(event, payload)
+    ours, payload = translated
+    if client != "claude":
+        # Whose hook this is, for what the handlers learn and store (provenance says which client).
+        env = {**env, "MNEMO_CLIENT": clients.LABELS[client]}
+    if ours == "PreToolUse":
+        return clients.to_theirs(client, event, guard(payload))
+    if not worth_handling(ours, payload, env):
+        return None
+    handled, output = _via_server(ours, payload, env)
+    return clients.to_theirs(client, event, output if handled else _by_itself(ours, payload, env))
 
 
 def _log_failure(env: dict[str, str], event: str) -> None:
@@ -153,11 +164,11 @@ def _log_failure(env: dict[str, str], event: str) -> None:
         pass
 
 
-def main(event: str) -> int:
+def main(event: str, client: str = "claude") -> int:
     """Always exits 0; prints only a valid hook output."""
     env = paths.mnemo_env()
     try:
-        out = handle(event, sys.stdin.read(), env)
+        out = handle(event, sys.stdin.read(), env, client)
     except BaseException:  # noqa: BLE001 - a hook must never break the user's session
         _log_failure(env, event)
         return 0

@@ -486,7 +486,7 @@ class Capture(Part):
                     "allow_duplicate": True,
                     "_secrets": "redact",
                     "_by": "capture",
-                    "_origin": {"session": sid, "tool": "claude-code hooks", "via": via},
+                    "_origin": {"session": sid, "tool": f"{s.client or 'claude-code'} hooks", "via": via},
                 }
             ],
             now=now,

@@ -72,7 +72,8 @@ def shown_text(row: dict[str, Any], show: bool) -> str:
 def provenance_line(row: dict[str, Any]) -> str:
     """Who stored a note and when, in a few words: "capture, 2026-12-01, session 1a2b3c4d"."""
     p = row.get("provenance") or {}
-    parts = [str(p.get("by") or "unknown"), str(p.get("at") or row.get("created_at") or "")[:10]]
+    by = str(p.get("by") or "unknown") + (f" via {p['client']}" if p.get("client") else "")
+    parts = [by, str(p.get("at") or row.get("created_at") or "")[:10]]
     if p.get("session"):
         parts.append(f"session {str(p['session'])[:8]}")
     return ", ".join(x for x in parts if x)

@@ -38,10 +38,12 @@ class Writing(Part):
         allow_duplicate: bool = False,
         source: str = "write",
         by: str = "api",
+        client: str | None = None,
         now: datetime | None = None,
     ) -> WriteResult:
         """`by`: who stores it, kept as its provenance (mcp: the model through the MCP server;
-        cli; capture: the hooks; import; api: a program using this class)."""
+        cli; capture: the hooks; import; api: a program using this class); `client`: the MCP
+        client it came through, as that client names itself."""
         item = {
             "content": content,
             "tags": tags,
@@ -52,6 +54,7 @@ class Writing(Part):
             "allow_duplicate": allow_duplicate,
             "source": source,
             "_by": by,
+            "_origin": {"client": client} if client else None,
         }
         return self.write_many([item], now=now)[0]
 
@@ -138,6 +141,7 @@ class Writing(Part):
                     "by": validate.source(item.get("_by") or "api"),
                     "at": stamp,
                     "user": s.user,
+                    **({"client": s.client} if s.client else {}),
                     **(item.get("_origin") or {}),
                     "judged": injection.VERSION,
                 },

@@ -294,26 +294,7 @@ class ClaudeSandbox:
         if debug_log:
             args += ["--debug-file", str(debug_log)]
         args += list(extra_args)
-        start = time.monotonic()
-        # Its own process group, so a timeout ends the CLI and everything it started (MCP server, hooks).
-        proc = subprocess.Popen(
-            args,
-            cwd=self.project,
-            env=self.env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            out, err = proc.communicate()
-            rc, err = -9, err + f"\n[claude timed out after {timeout}s and was killed]"
-        seconds = time.monotonic() - start
+        rc, out, err, seconds = run_in_group(args, self.project, self.env(), timeout)
         try:
             parsed = json.loads(out.strip().splitlines()[-1]) if out.strip() else None
         except ValueError:
@@ -324,6 +305,30 @@ class ClaudeSandbox:
 
     def hook_log_text(self) -> str:
         return self.hook_log.read_text(errors="replace") if self.hook_log.exists() else ""
+
+
+def run_in_group(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str, str, float]:
+    """Run a CLI with stdin closed in its own process group, so a timeout ends it and everything
+    it started (MCP server, hooks). -> (exit code, stdout, stderr, seconds)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        args,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        rc, err = -9, err + f"\n[{Path(args[0]).name} timed out after {timeout}s and was killed]"
+    return rc, out, err, time.monotonic() - start
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
