@@ -49,20 +49,23 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def new_db(request: pytest.FixtureRequest, backend: str, tmp_path: Path):
-    """Makes new, empty stores on the test's backend: SQLite files, or fresh PostgreSQL databases."""
+    """Makes new, empty stores on the test's backend: SQLite files, or PostgreSQL databases (lent
+    from a pool of emptied ones: tests/pg_server.py)."""
     made: list[str] = []
 
     def make() -> Path | str:
         name = f"t{next(_databases)}_{os.getpid()}"
-        made.append(name)
         if backend != "postgresql":
+            made.append(name)
             return tmp_path / ("memory.db" if len(made) == 1 else f"{name}.db")
-        return request.getfixturevalue("pg").fresh_database(name)
+        name, url = request.getfixturevalue("pg").lend_database(name)
+        made.append(name)
+        return url
 
     yield make
     if backend == "postgresql":
         for name in made:
-            request.getfixturevalue("pg").drop_database(name)
+            request.getfixturevalue("pg").give_back(name)
 
 
 @pytest.fixture

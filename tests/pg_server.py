@@ -18,11 +18,20 @@ import subprocess
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 USER = "mnemo-pg"
 APP_PASSWORD = "app-Pa55-word"
+# Every table but the migrations' record emptied (identities restarted); the keyword totals' one row zeroed.
+_EMPTY = """
+DO $$ DECLARE t text; BEGIN
+  SELECT string_agg(quote_ident(tablename), ', ') INTO t FROM pg_tables
+   WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'text_totals');
+  IF t IS NOT NULL THEN EXECUTE 'TRUNCATE ' || t || ' RESTART IDENTITY CASCADE'; END IF;
+  IF to_regclass('text_totals') IS NOT NULL THEN UPDATE text_totals SET documents = 0, tokens = 0; END IF;
+END $$;
+"""
 
 
 @dataclass
@@ -31,6 +40,7 @@ class PgServer:
     bin: Path
     port: int
     process: subprocess.Popen
+    _free: list[str] = field(default_factory=list)
 
     def url(self, database: str = "mnemo", user: str = "app", password: str | None = APP_PASSWORD) -> str:
         auth = f"{user}:{password}" if password is not None else user
@@ -53,6 +63,30 @@ class PgServer:
 
     def drop_database(self, name: str) -> None:
         self.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    # A pool of test databases: making and dropping one per test costs ~0.5 s (a checkpoint each);
+    # emptying a used one costs a few milliseconds, and it is then as a just-migrated store is.
+    def lend_database(self, name: str) -> tuple[str, str]:
+        """(name, URL) of an empty database with the schema laid out or none yet."""
+        if self._free:
+            name = self._free.pop()
+            return name, self.url(database=name)
+        return name, self.fresh_database(name)
+
+    def give_back(self, name: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self._dsn("postgres"), autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+        with psycopg.connect(self._dsn(name), autocommit=True) as conn:
+            conn.execute(_EMPTY)
+        self._free.append(name)
+
+    def _dsn(self, database: str) -> str:
+        return f"host={self.root / 'sock'} port={self.port} user=postgres dbname={database}"
 
     def stop(self) -> None:
         self.process.terminate()
@@ -127,16 +161,22 @@ def _start(root: Path) -> PgServer:
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     port = _free_port()
-    process = subprocess.Popen(
-        [*prefix, str(bin_dir / "postgres"), "-D", str(root / "data"), "-h", "127.0.0.1", "-p", str(port), "-k",
-         str(root / "sock"), "-c", "fsync=off"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    # The server's log goes to a file: a pipe nobody reads fills up after a few hundred
+    # checkpoints (every CREATE / DROP DATABASE logs one) and then every backend blocks on it.
+    # No autovacuum: tests compare stats (the database's size too) before and after a call.
+    log = root / "server.log"
+    with open(log, "wb") as log_file:
+        process = subprocess.Popen(
+            [*prefix, str(bin_dir / "postgres"), "-D", str(root / "data"), "-h", "127.0.0.1", "-p", str(port), "-k",
+             str(root / "sock"), "-c", "fsync=off", "-c", "log_checkpoints=off",
+             "-c", "autovacuum=off"],
+            stdout=subprocess.DEVNULL, stderr=log_file,
+        )  # fmt: skip
     server = PgServer(root, bin_dir, port, process)
     deadline = time.monotonic() + 30
     while subprocess.run([str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]).returncode:
         if process.poll() is not None or time.monotonic() > deadline:
-            err = process.stderr.read().decode(errors="replace")[-500:] if process.stderr else ""
+            err = log.read_text(errors="replace")[-500:] if log.exists() else ""
             server.stop()
             raise RuntimeError(f"the server did not come up: {err}")
         time.sleep(0.1)
