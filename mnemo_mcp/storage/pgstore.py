@@ -1,10 +1,10 @@
-"""The PostgreSQL store, being built: `storage.interface.MemoryStore` on a server with pgvector.
+"""The PostgreSQL store: `storage.interface.MemoryStore` on a server with pgvector.
 
-What is here passes the same contract tests as the SQLite store (tests/test_store_contract.py):
-transactions, the model binding, the memories' own reads and writes with their vectors (exact
-cosine KNN in pgvector), and (pglearn.py) outcomes, feedback events, concept links, cues, the read
-log and the lifecycle's pages. Everything else of the interface (full text, sessions, cases,
-listings, doctor's checks) is still to come, so the factory does not hand this store out yet.
+Here: transactions, the model binding, the memories' own reads and writes with their vectors
+(exact cosine KNN in pgvector). Its mixins: pglearn.py (outcomes, feedback events, links, cues, the
+read log, the lifecycle's pages), pgtext.py (full text ranked by BM25 as FTS5 ranks it), pgmore.py
+(sessions, cases, links' upkeep, stats, doctor's checks), pgbrowse.py (the dashboard's SQL). The
+same contract and service tests pass on it as on the SQLite store (tests/conftest.py BOTH_BACKENDS).
 
 Transactions are SQLite's: `read()` one consistent snapshot (REPEATABLE READ, read only),
 `write()` one atomic change with one writer at a time for the whole database (an advisory lock
