@@ -135,12 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=10_000, help="memories in the database (default 10000)")
     p.add_argument("--runs", type=int, default=40, help="runs per event (default 40)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="CI size: 300 memories, 5 runs per event")
+    p.add_argument("--quick", action="store_true", help="CI size: 300 memories, 3 runs per event")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     a = p.parse_args(argv)
     if not a.data.exists():
         p.error(f"--data {a.data} does not exist")
-    n, runs = (300, 5) if a.quick else (a.n, a.runs)
+    n, runs = (300, 3) if a.quick else (a.n, a.runs)
     rng = random.Random(a.seed)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "hooks.db"
