@@ -11,6 +11,7 @@ from typing import Any
 import apsw
 
 from .rows import HAS_A_TAG, SELECT_MEMORIES, decode_row, in_list
+from .shared import feedback_day, links_from
 
 ARCHIVED_CHOICES = ("live", "archived", "all")
 # Orderings of the unsearched list; the second key keeps pages stable when the first ties.
@@ -163,12 +164,7 @@ class BrowseQueries:
             "ORDER BY weight DESC, a, b LIMIT :n",
             {"cs": json.dumps(concepts), "n": int(limit)},
         )
-        inside = set(concepts)
-        out = []
-        for a, b, weight, valence, count in rows:
-            concept, other = (a, b) if a in inside else (b, a)
-            out.append({"concept": concept, "other": other, "weight": weight, "valence": valence, "count": count})
-        return out
+        return links_from(rows, concepts)
 
     def quality_histogram(self, *, archived: bool = False) -> list[int]:
         """Memories per quality tenth: [0, 0.1), ..., [0.9, 1]."""
@@ -197,17 +193,12 @@ class BrowseQueries:
         """{day: counts} of outcome reports and ratings from `since` (ISO date) on, by UTC day."""
         days: dict[str, dict[str, int]] = {}
 
-        def slot(day: str) -> dict[str, int]:
-            return days.setdefault(
-                day, dict.fromkeys(("positive", "negative", "neutral", "thumbs_up", "thumbs_down"), 0)
-            )
-
         for day, pos, neg, zero in self.conn.execute(
             "SELECT substr(created_at, 1, 10) AS d, sum(outcome > 0), sum(outcome < 0), sum(outcome = 0) "
             "FROM feedback_events WHERE created_at >= ? GROUP BY d",
             (since,),
         ):
-            s = slot(day)
+            s = feedback_day(days, day)
             s["positive"], s["negative"], s["neutral"] = pos, neg, zero
         # Ratings live in each memory's metadata (its last 20), not in a table of their own.
         for day, up, down in self.conn.execute(
@@ -217,14 +208,9 @@ class BrowseQueries:
             "WHERE json_extract(h.value, '$.at') >= ? GROUP BY d",
             (since,),
         ):
-            s = slot(day)
+            s = feedback_day(days, day)
             s["thumbs_up"], s["thumbs_down"] = up, down
         return dict(sorted(days.items()))
-
-    def first_activity(self) -> str | None:
-        """The UTC day of the oldest feedback event, if any."""
-        row = self.conn.execute("SELECT substr(min(created_at), 1, 10) FROM feedback_events").fetchone()
-        return row[0] if row else None
 
     def counts_by_tier_and_type(self) -> list[tuple[str, str, int, int]]:
         """(tier, memory type, live, archived) for every pair present."""

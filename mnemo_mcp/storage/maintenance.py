@@ -10,6 +10,7 @@ import apsw
 
 from . import scrub, vectors
 from .rows import json_list
+from .shared import SESSION_COLUMNS, session_event
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,18 +59,11 @@ class MaintenanceQueries:
         self.conn.execute("DELETE FROM session_events WHERE seq <= ?", (max(e["seq"] for e in events) - keep,))
 
     def session_events(self, session_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
-        cols = ("seq", "session_id", "kind", "memory_ids", "read_id", "detail", "created_at")
         rows = self.conn.execute(
-            f"SELECT {', '.join(cols)} FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            f"SELECT {', '.join(SESSION_COLUMNS)} FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq",
             (session_id, after_seq),
         )
-        out = []
-        for r in rows:
-            e = dict(zip(cols, r))
-            e["memory_ids"] = json.loads(e["memory_ids"])
-            e["detail"] = json.loads(e["detail"])
-            out.append(e)
-        return out
+        return [session_event(r) for r in rows]
 
     # --- health (doctor) and backup --------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from .browse import ARCHIVED_CHOICES, SORTS, VALENCE_BINS
 from .rows import MEMORY_COLUMNS, decode_row
+from .shared import feedback_day, links_from
 
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS) + " FROM memories m"
 _PG_SORTS = {**SORTS, "used": "m.last_accessed_at IS NULL, m.last_accessed_at DESC, m.rowid DESC"}
@@ -126,12 +127,7 @@ class PgBrowse:
             "ORDER BY weight DESC, a, b LIMIT %(n)s",
             {"cs": list(concepts), "n": int(limit)},
         )
-        inside = set(concepts)
-        out = []
-        for a, b, weight, valence, count in rows:
-            concept, other = (a, b) if a in inside else (b, a)
-            out.append({"concept": concept, "other": other, "weight": weight, "valence": valence, "count": count})
-        return out
+        return links_from(rows, concepts)
 
     def _histogram(self, expr: str, bins: int, archived: bool) -> list[int]:
         buckets = [0] * bins
@@ -152,18 +148,13 @@ class PgBrowse:
     def feedback_by_day(self, since: str) -> dict[str, dict[str, int]]:
         days: dict[str, dict[str, int]] = {}
 
-        def slot(day: str) -> dict[str, int]:
-            return days.setdefault(
-                day, dict.fromkeys(("positive", "negative", "neutral", "thumbs_up", "thumbs_down"), 0)
-            )
-
         for day, pos, neg, zero in self.conn.execute(
             "SELECT substr(created_at, 1, 10) AS d, count(*) FILTER (WHERE outcome > 0), "
             "count(*) FILTER (WHERE outcome < 0), count(*) FILTER (WHERE outcome = 0) "
             "FROM feedback_events WHERE created_at >= %s GROUP BY d",
             (since,),
         ):
-            s = slot(day)
+            s = feedback_day(days, day)
             s["positive"], s["negative"], s["neutral"] = pos, neg, zero
         for day, up, down in self.conn.execute(
             "SELECT substr(h ->> 'at', 1, 10) AS d, count(*) FILTER (WHERE (h ->> 'rating')::float8 > 0), "
@@ -172,13 +163,9 @@ class PgBrowse:
             "WHERE h ->> 'at' >= %s GROUP BY d",
             (since,),
         ):
-            s = slot(day)
+            s = feedback_day(days, day)
             s["thumbs_up"], s["thumbs_down"] = up, down
         return dict(sorted(days.items()))
-
-    def first_activity(self) -> str | None:
-        row = self.conn.execute("SELECT substr(min(created_at), 1, 10) FROM feedback_events").fetchone()
-        return row[0] if row else None
 
     def counts_by_tier_and_type(self) -> list[tuple[str, str, int, int]]:
         return [

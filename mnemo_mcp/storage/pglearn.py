@@ -106,12 +106,6 @@ class PgLearning:
             ),
         )
 
-    def associations(self) -> list[dict[str, Any]]:
-        cols = ("a", "b", "weight", "valence", "count", "updated_at")
-        return [
-            dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM associations ORDER BY a, b")
-        ]
-
     def cues_between(self, memory_ids: list[str], concepts: list[str]) -> dict[tuple[str, str], tuple[float, int]]:
         if not memory_ids or not concepts:
             return {}
@@ -151,13 +145,6 @@ class PgLearning:
         for mid, concept, value, updated_at in rows:
             out.setdefault(mid, {})[concept] = (value, updated_at)
         return out
-
-    def cues(self) -> list[dict[str, Any]]:
-        cols = ("memory_id", "concept", "value", "count", "updated_at")
-        return [
-            dict(zip(cols, r))
-            for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM cues ORDER BY memory_id, concept")
-        ]
 
     # --- the read log ---------------------------------------------------------------------
 

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from . import scrub
 from .rows import MEMORY_COLUMNS, decode_row, vector_literal
+from .shared import SESSION_COLUMNS, session_event, useful_by_concept
 
 if TYPE_CHECKING:
     import numpy as np
 
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
-_SESSION_COLUMNS = ("seq", "session_id", "kind", "memory_ids", "read_id", "detail", "created_at")
 _CASE_KEY = "(m.metadata::jsonb) #>> '{case,key}'"
 _CASE_SIGNATURE = "(m.metadata::jsonb) #>> '{case,signature}'"
 
@@ -42,7 +42,7 @@ class PgMore:
     def add_session_events(self, events: list[dict[str, Any]], keep: int) -> None:
         if not events:
             return
-        cols: list[list[Any]] = [[] for _ in _SESSION_COLUMNS]
+        cols: list[list[Any]] = [[] for _ in SESSION_COLUMNS]
         for e in events:
             values = (
                 e["seq"],
@@ -70,16 +70,10 @@ class PgMore:
 
     def session_events(self, session_id: str, after_seq: int = 0) -> list[dict[str, Any]]:
         rows = self.conn.execute(
-            f"SELECT {', '.join(_SESSION_COLUMNS)} FROM session_events WHERE session_id = %s AND seq > %s ORDER BY seq",
+            f"SELECT {', '.join(SESSION_COLUMNS)} FROM session_events WHERE session_id = %s AND seq > %s ORDER BY seq",
             (session_id, after_seq),
         )
-        out = []
-        for r in rows:
-            e = dict(zip(_SESSION_COLUMNS, r))
-            e["memory_ids"] = json.loads(e["memory_ids"])
-            e["detail"] = json.loads(e["detail"])
-            out.append(e)
-        return out
+        return [session_event(r) for r in rows]
 
     # --- cases --------------------------------------------------------------------------------
 
@@ -105,15 +99,11 @@ class PgMore:
     # --- concept links ------------------------------------------------------------------------
 
     def useful_concepts(self, min_weight: float) -> dict[str, float]:
-        out: dict[str, float] = {}
-        rows = self.conn.execute(
-            "SELECT a, b, weight * valence FROM associations WHERE valence > 0 AND weight >= %s", (min_weight,)
+        return useful_by_concept(
+            self.conn.execute(
+                "SELECT a, b, weight * valence FROM associations WHERE valence > 0 AND weight >= %s", (min_weight,)
+            )
         )
-        for a, b, strength in rows:
-            for c in (a, b):
-                if strength > out.get(c, 0.0):
-                    out[c] = strength
-        return out
 
     def strongest_links(self, concepts: list[str], limit: int, min_weight: float) -> list[tuple[str, str, float]]:
         if not concepts or limit <= 0:
@@ -172,12 +162,6 @@ class PgMore:
             "VALUES (%s, %s, %s, %s, %s)",
             (as_of, started_at, finished_at, trigger, json.dumps(report)),
         )
-
-    def last_consolidation(self) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT as_of, started_at, finished_at, trigger FROM consolidation_runs ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        return dict(zip(("as_of", "started_at", "finished_at", "trigger"), row)) if row else None
 
     def top_memories(
         self, domains: list[str] | None, limit: int, *, valence_weight: float, min_valence: float | None = None

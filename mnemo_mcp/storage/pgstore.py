@@ -28,6 +28,7 @@ from .pglearn import PgLearning
 from .pgmore import PgMore
 from .pgtext import PgText
 from .rows import MEMORY_COLUMNS, decode_row, encode, id_key, one_id, refuse_other_model, vector_literal
+from .shared import SharedQueries
 
 if TYPE_CHECKING:
     import numpy as np
@@ -95,7 +96,7 @@ class PgDatabase:
                     self._writing = self._depth > 0
 
 
-class PgStore(PgLearning, PgText, PgMore, PgBrowse):
+class PgStore(SharedQueries, PgLearning, PgText, PgMore, PgBrowse):
     def __init__(self, url: str):
         self.db = PgDatabase(url)
         try:
@@ -123,11 +124,6 @@ class PgStore(PgLearning, PgText, PgMore, PgBrowse):
             "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
-
-    def bound_model(self) -> tuple[str, int] | None:
-        with self.db.read():
-            name, dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
-        return (name, int(dim)) if name and dim else None
 
     def check_model(self, name: str, dim: int | None = None) -> None:
         refuse_other_model(self.db.path, self.bound_model(), name, dim)

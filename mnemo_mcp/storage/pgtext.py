@@ -103,11 +103,6 @@ class PgText:
         )
         return total, {t: counts.get(t, 0) for t in tokens}
 
-    def word_document_counts(self, words: list[str]) -> tuple[int, dict[str, list[tuple[str, int]]]]:
-        tokens = {w: fulltext.tokenize(w) for w in words}
-        total, counts = self.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
-        return total, {w: [(t, counts[t]) for t in ts] for w, ts in tokens.items()}
-
     def fts(
         self,
         words: list[str],

@@ -189,13 +189,6 @@ class SearchQueries:
                     return kept[:k]
                 limit = min(k + excluded, 2 * limit + (k - len(kept)))
 
-    def word_document_counts(self, words: list[str]) -> tuple[int, dict[str, list[tuple[str, int]]]]:
-        """(documents in the index, each word's index tokens with the documents holding each):
-        what IDF and "the rarest words" are computed from, in one call for all the words."""
-        tokens = {w: self.tokenize(w) for w in words}
-        total, counts = self.term_document_counts(sorted({t for ts in tokens.values() for t in ts}))
-        return total, {w: [(t, counts[t]) for t in ts] for w, ts in tokens.items()}
-
     def term_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
         """(documents in the index, documents holding each token), for IDF."""
         total = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]

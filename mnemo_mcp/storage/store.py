@@ -41,6 +41,7 @@ from .rows import (
     refuse_other_model,
 )
 from .search import SearchQueries
+from .shared import SharedQueries, useful_by_concept
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # imported where vectors are handled: hook processes never ne
     import numpy as np
 
 
-class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
+class Store(SharedQueries, SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
     def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000, *, vector_index: bool = True):
         self.db = Database(path, busy_timeout_ms)
         try:
@@ -80,11 +81,6 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
             "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
-
-    def bound_model(self) -> tuple[str, int] | None:
-        with self.db.read():
-            name, dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
-        return (name, int(dim)) if name and dim else None
 
     def check_model(self, name: str, dim: int | None = None) -> None:
         """Refuse to mix vectors of two models (dim None: check the name only)."""
@@ -333,19 +329,6 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
         sql, params = feedback_events_sql("?", memory_id, limit)
         return [dict(zip(FEEDBACK_COLUMNS, r)) for r in self.conn.execute(sql, params)]
 
-    def associations(self) -> list[dict[str, Any]]:
-        cols = ("a", "b", "weight", "valence", "count", "updated_at")
-        return [
-            dict(zip(cols, r)) for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM associations ORDER BY a, b")
-        ]
-
-    def cues(self) -> list[dict[str, Any]]:
-        cols = ("memory_id", "concept", "value", "count", "updated_at")
-        return [
-            dict(zip(cols, r))
-            for r in self.conn.execute(f"SELECT {', '.join(cols)} FROM cues ORDER BY memory_id, concept")
-        ]
-
     # --- reads ---------------------------------------------------------------------------
 
     def record_read(self, read: dict[str, Any], keep: int, since: str | None = None) -> None:
@@ -407,15 +390,11 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
 
     def useful_concepts(self, min_weight: float) -> dict[str, float]:
         """Per concept, its strongest link that feedback found useful (weight x positive valence)."""
-        out: dict[str, float] = {}
-        rows = self.conn.execute(
-            "SELECT a, b, weight * valence FROM associations WHERE valence > 0 AND weight >= ?", (min_weight,)
+        return useful_by_concept(
+            self.conn.execute(
+                "SELECT a, b, weight * valence FROM associations WHERE valence > 0 AND weight >= ?", (min_weight,)
+            )
         )
-        for a, b, strength in rows:
-            for c in (a, b):
-                if strength > out.get(c, 0.0):
-                    out[c] = strength
-        return out
 
     def strongest_links(self, concepts: list[str], limit: int, min_weight: float) -> list[tuple[str, str, float]]:
         """(query concept, linked concept, weight x (1 + valence) / 2) for the strongest links of
@@ -484,12 +463,6 @@ class Store(SearchQueries, MaintenanceQueries, CaseQueries, BrowseQueries):
             "INSERT INTO consolidation_runs(as_of, started_at, finished_at, trigger, report) VALUES (?, ?, ?, ?, ?)",
             (as_of, started_at, finished_at, trigger, json.dumps(report)),
         )
-
-    def last_consolidation(self) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT as_of, started_at, finished_at, trigger FROM consolidation_runs ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        return dict(zip(("as_of", "started_at", "finished_at", "trigger"), row)) if row else None
 
     def top_memories(
         self, domains: list[str] | None, limit: int, *, valence_weight: float, min_valence: float | None = None
