@@ -92,6 +92,11 @@ class Settings(BaseSettings):
 
     # Embedding
     embed_model: str = DEFAULT_MODEL
+    embed_weights: Literal["int8", "float32"] = Field(
+        "int8",
+        description="the bundled model's weights in memory: int8 (about 100 MB less per process; vectors within "
+        "cosine 0.999) or float32 (onnxruntime's folding of them: fastembed's vectors bit for bit)",
+    )
     model_cache_dir: Path = Field(default_factory=lambda: Path(cache_dir(), "models"))
 
     # Input limits
@@ -231,6 +236,11 @@ class Settings(BaseSettings):
         0.3, ge=0.0, le=1.0, description="the pointer floor when the hook recalls by keywords alone"
     )
     hook_server: bool = Field(True, description="the MCP server answers hooks on a Unix socket beside the database")
+    share_model: bool = Field(
+        True,
+        description="the servers of one database share one loaded embedding model over that socket (false: "
+        "each server loads its own)",
+    )
     early_discover: bool = Field(
         True, description="the launcher answers MCP's server/discover probe before importing the SDK (read by it)"
     )

@@ -7,6 +7,7 @@ folder that fastembed loads with `specific_model_path`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -71,8 +72,66 @@ def _packaged_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
-def prepare_default_model(cache_dir: Path) -> Path:
-    """Build (once) the folder fastembed loads: the packaged files plus a tokenizer config."""
+def prepare_default_model(cache_dir: Path, weights: str = "float32") -> Path:
+    """Build (once) the folder fastembed loads: the packaged files plus a tokenizer config
+    (and, for `weights` "int8", the graph that keeps them int8: see `_prepare_int8`)."""
+    folder = _prepare_float(cache_dir)
+    if weights == "int8":
+        _prepare_int8(folder)
+    return folder
+
+
+INT8_FILE = "model.int8.onnx"
+INT8_STAMP = "mnemo-int8.json"
+INT8_MIN_COSINE = 0.999  # to the float model's vectors, on the probes below, or the float model is used
+_PROBES = (
+    "probe",
+    "Use a connection pool of 20 and close idle connections after 30 s.",
+    "pytest -q fails with ModuleNotFoundError: No module named 'app'; run `python -m pytest` instead.",
+    "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+    "def retry(fn, attempts=3): return [fn() for _ in range(attempts)]",
+    "les traductions françaises ne s'affichent pas après modification des fichiers",
+)
+
+
+def _prepare_int8(folder: Path) -> None:
+    """Write the int8 graph beside the model once, and keep it only if its vectors match the
+    float model's (cosine >= INT8_MIN_COSINE on fixed probes): an onnxruntime without 8-bit
+    MatMulNBits, or a CPU whose kernels differ, keeps the float model (logged), never worse
+    vectors. The outcome is stamped so that it is decided once per machine."""
+    from . import quantized
+
+    stamp = folder / INT8_STAMP
+    try:
+        if json.loads(stamp.read_text()).get("version") == quantized.VERSION:
+            return
+    except (OSError, ValueError, AttributeError):
+        pass
+    tmp = folder / f".{INT8_FILE}.{os.getpid()}.tmp"
+    try:
+        quantized.write_int8_model(folder / "model.onnx", tmp)
+        reference = BundledModel(folder, weights="float32")
+        candidate = BundledModel(folder, weights="int8", path=tmp)
+        cosine = float(min((reference._embed(list(_PROBES)) * candidate._embed(list(_PROBES))).sum(axis=1)))
+        if cosine < INT8_MIN_COSINE:
+            raise ValueError(f"its vectors differ from the float model's (cosine {cosine:.4f})")
+        os.replace(tmp, folder / INT8_FILE)
+        outcome = {"version": quantized.VERSION, "min_cosine": cosine}
+    except Exception as err:  # any failure keeps the float model: slower to load, never wrong
+        log.warning("the int8 graph of the embedding model is not used: %s", err)
+        outcome = {"version": quantized.VERSION, "failed": str(err)[:300]}
+        with contextlib.suppress(OSError):
+            (folder / INT8_FILE).unlink()
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    with contextlib.suppress(OSError):
+        part = folder / f".{INT8_STAMP}.{os.getpid()}.tmp"
+        part.write_text(json.dumps(outcome))
+        os.replace(part, stamp)
+
+
+def _prepare_float(cache_dir: Path) -> Path:
     model_src, tok_src = _packaged_files()
     target = cache_dir / "all-MiniLM-L6-v2-int8"
     stamp = target / "mnemo-verified.json"
@@ -116,8 +175,15 @@ def prepare_default_model(cache_dir: Path) -> Path:
 class FastEmbedEmbedder:
     """fastembed behind a lock, loaded on first use (or by `warm_up` in the background)."""
 
-    def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        model_name: str = DEFAULT_MODEL,
+        cache_dir: Path | None = None,
+        threads: int | None = None,
+        weights: str = "int8",
+    ):
         self.name = model_name
+        self.weights = weights
         self._cache_dir = cache_dir or Path.home() / ".cache" / "mnemo-mcp" / "models"
         self._threads = threads
         self._model = None
@@ -153,7 +219,7 @@ class FastEmbedEmbedder:
 
     def _create(self):
         if self.name == DEFAULT_MODEL:
-            return BundledModel(prepare_default_model(self._cache_dir), self._threads)
+            return BundledModel(prepare_default_model(self._cache_dir, self.weights), self._threads, self.weights)
         from fastembed import TextEmbedding
 
         kwargs = {"threads": self._threads} if self._threads else {}
@@ -196,11 +262,14 @@ class BundledModel:
     the arena holds the peak of the largest batch for good (+300 MB after one batch of 16 long
     passages), and a server embeds one query at a time. (Worker threads keep spinning after a
     run, onnxruntime's default: turning that off cost 0.7 ms a query on an idle machine.)
+    With `weights` "int8" it runs the graph that keeps the weights int8 (mnemo_mcp.quantized):
+    ~100 MB less resident, vectors within cosine 0.999 of the float model's ("float32": the
+    packaged graph, whose weights onnxruntime folds into float32, fastembed's vectors bit for bit).
     """
 
     MAX_TOKENS = 256  # the length the model was trained with (fastembed reads it from tokenizer_config.json)
 
-    def __init__(self, folder: Path, threads: int | None = None):
+    def __init__(self, folder: Path, threads: int | None = None, weights: str = "float32", path: Path | None = None):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -210,9 +279,11 @@ class BundledModel:
         if threads:
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = threads
-        self._session = ort.InferenceSession(
-            str(folder / "model.onnx"), sess_options=so, providers=["CPUExecutionProvider"]
-        )
+        if path is None:
+            int8 = folder / INT8_FILE
+            path = int8 if weights == "int8" and int8.exists() else folder / "model.onnx"
+        self.weights = "int8" if path.name != "model.onnx" else "float32"
+        self._session = ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
         truncation = tok.truncation or {}
@@ -293,10 +364,10 @@ class HashEmbedder:
         return self._one(text)
 
 
-def make_embedder(model_name: str, cache_dir: Path) -> Embedder:
+def make_embedder(model_name: str, cache_dir: Path, weights: str = "int8") -> Embedder:
     if model_name.startswith("mnemo-hash-"):
         size = model_name.rsplit("-", 1)[1]
         if not size.isdigit() or not 8 <= int(size) <= 4096:
             raise EmbeddingUnavailable(f"{model_name!r}: the test embedder is named mnemo-hash-N, N from 8 to 4096")
         return HashEmbedder(int(size))
-    return FastEmbedEmbedder(model_name, cache_dir)
+    return FastEmbedEmbedder(model_name, cache_dir, weights=weights)

@@ -67,13 +67,20 @@ class AppState:
                         channel.EARLY.attach(lambda _request: "the server cannot open its store")
                         channel.EARLY.stop(remove_folder=True)  # nothing left beside a file we refuse
                 if self.service is not None:
-                    self.warmup = threading.Thread(target=self.service.warm_up, name="mnemo-warmup", daemon=True)
+                    # Listening first: a server that listens may host the model for the others.
+                    self.listen_for_hooks()
+                    self.warmup = threading.Thread(target=self._warm_up, name="mnemo-warmup", daemon=True)
                     self.warmup.start()
                     self.consolidate_in_background(after=self.warmup)
-                    self.listen_for_hooks()
 
             self.opener = threading.Thread(target=run, name="mnemo-open", daemon=True)
             self.opener.start()
+
+    def _warm_up(self) -> None:
+        from .lean import give_back_freed_memory
+
+        self.service.warm_up()
+        give_back_freed_memory()  # what the imports and the model's loading freed (~5 MB)
 
     def start_soon(self, delay_s: float) -> None:
         timer = threading.Timer(delay_s, self.start)
@@ -133,19 +140,21 @@ class AppState:
         if self.service is None or not self.settings.hook_server:
             return
         from .hooks.host import HookHost
+        from .hooks.shared_model import SharedEmbedder
 
         svc = self.service
-        warmup = self.warmup
         host = HookHost(
             self.settings,
             svc.embedder,
             ready=lambda: svc.ready,
-            loading=lambda: warmup is not None and warmup.is_alive(),
+            loading=lambda: self.warmup is None or self.warmup.is_alive(),
         )
         listener = host.listener()
         if listener.start():
             self.hooks, self.hook_host = listener, host
             _on_exit.append(listener.stop)
+            if isinstance(svc.embedder, SharedEmbedder):
+                svc.embedder.host_through(listener)
 
     def close(self) -> None:
         if self.opener is not None:
@@ -158,6 +167,10 @@ class AppState:
                 if thread is not None:
                     thread.join(timeout=30)
             self.service.close()
+            from .hooks.shared_model import SharedEmbedder
+
+            if isinstance(self.service.embedder, SharedEmbedder):
+                self.service.embedder.release()  # the next server to need the model takes it
 
     def consolidate_in_background(self, after: threading.Thread | None = None) -> None:
         """Start automatic consolidation and backup if due and none is running in this process.
@@ -253,7 +266,20 @@ def _defer_tools(server: MCPServer) -> None:
 def _default_service(settings: Settings) -> MemoryService:
     from .service import MemoryService
 
-    return MemoryService(settings)
+    return MemoryService(settings, server_embedder(settings))
+
+
+def server_embedder(settings: Settings):
+    """The embedder of a server: the bundled or a fastembed model, shared with the other
+    servers of the database over the hook socket (hooks.shared_model) unless turned off."""
+    from .embedding import FastEmbedEmbedder, make_embedder
+
+    local = make_embedder(settings.embed_model, settings.model_cache_dir, settings.embed_weights)
+    if not (settings.share_model and settings.hook_server and isinstance(local, FastEmbedEmbedder)):
+        return local
+    from .hooks.shared_model import SharedEmbedder
+
+    return SharedEmbedder(local, settings.db)
 
 
 def build_server(settings: Settings | None = None, service_factory: ServiceFactory | None = None) -> MCPServer:

@@ -81,9 +81,9 @@ def _ours(imports: set[str]) -> set[str]:
     return {i for i in imports if i.split(".")[0] == "mnemo_mcp"}
 
 
-# Pure data the rules look things up in, read once from the package itself: Unicode's table of
-# look-alike letters (core.disguise). No I/O of the user's, no clock, no network.
-CORE_DATA_LIBRARIES = {"confusable_homoglyphs"}
+# Libraries the core may read pure data from (none now: Unicode's look-alike letters are
+# generated into core/confusables.py). No I/O of the user's, no clock, no network.
+CORE_DATA_LIBRARIES: set[str] = set()
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _inside(m, ("mnemo_mcp.core",))))

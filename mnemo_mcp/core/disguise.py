@@ -8,8 +8,8 @@ inside a keyword, or a payload in base64, hex, URL escapes, ROT13, reversed or i
 in `core.injection` judge what the note says rather than how it is spelled.
 
 Look-alike letters come from Unicode's confusables table as packaged by `confusable_homoglyphs`
-(the data file is read once, on first use): every letter Unicode lists as confusable with an
-ASCII one, not a hand-kept list of a few Cyrillic and Greek letters.
+(generated from it into core/confusables.py, checked against it by a test): every letter Unicode
+lists as confusable with an ASCII one, not a hand-kept list of a few Cyrillic and Greek letters.
 """
 
 from __future__ import annotations
@@ -38,18 +38,9 @@ _HOST = re.compile(r"(?:https?://|\bwww\.)([^\s/:?#'\"`)<>\]]+)|\b((?:[^\W_][\w-
 @cache
 def _confusables() -> dict[str, str]:
     """Each non-ASCII letter Unicode lists as confusable with one ASCII letter or digit."""
-    from confusable_homoglyphs.confusables import confusables_data
+    from .confusables import table
 
-    out = {}
-    for ch, entries in confusables_data.items():
-        if len(ch) != 1 or ch.isascii():
-            continue
-        for entry in entries:
-            c = entry["c"]
-            if len(c) == 1 and c.isascii() and c.isalnum():
-                out[ch] = c
-                break
-    return out
+    return table()
 
 
 def _script(ch: str) -> str:

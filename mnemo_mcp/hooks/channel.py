@@ -18,6 +18,11 @@ A hook that got no "ready" within its budget closes the connection without "go" 
 event itself (keyword recall); a server that sees no "go" drops the request. After "go" the hook
 waits for the result and never falls back, so nothing is counted twice.
 
+The servers of one database also share one loaded model (mnemo_mcp.shared_model): a server that
+has none asks the one that has, in one exchange (embedding changes nothing, so no "go"):
+    server -> host   {"v": 1, "embed": "query" | "passages", "model": ..., "texts": [...]}
+    host -> server   {"ok": true, "dim": N, "vectors": base64 of float32} or {"ok": false, "why": ...}
+
 Only the standard library: the hook entry point imports this.
 """
 
@@ -222,6 +227,28 @@ def ask(
     return None
 
 
+def exchange(path: str, message: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
+    """One request and its reply with the server listening at `path` (None: nobody answered in
+    time, or the other end is not this user)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(timeout_s)
+        conn.connect(path)
+        if not _peer_is_us(conn):
+            return None
+        lines = _Lines(conn)
+        lines.send({"v": PROTOCOL, **message})
+        return lines.recv(timeout_s)
+    except OSError:
+        return None
+    finally:
+        conn.close()
+
+
+def socket_of(db: str | os.PathLike[str], pid: int) -> str:
+    return os.path.join(socket_dir(db), f"{pid}.sock")
+
+
 EARLY: Listener | None = None  # the one the launcher started before the server was up
 
 
@@ -260,6 +287,7 @@ class Listener:
         self.folder = socket_dir(db)
         self.path = os.path.join(self.folder, f"{os.getpid()}.sock")
         self._prepare = prepare
+        self._embed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._attached = threading.Event()
         if prepare is not None:
             self._attached.set()
@@ -271,6 +299,10 @@ class Listener:
         """How to handle events from now on (the server is up)."""
         self._prepare = prepare
         self._attached.set()
+
+    def share_model(self, embed: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Answer other processes' embedding requests with `embed` (this one hosts the model)."""
+        self._embed = embed
 
     def _prepared(self, request: dict[str, Any]) -> Callable[[], dict[str, Any]] | str | Later:
         if self._attached.is_set():
@@ -347,6 +379,17 @@ class Listener:
             if pid.isdigit() and not _pid_alive(int(pid)):
                 _drop_stale(os.path.join(self.folder, name))
 
+    def _embedding(self, lines: _Lines, request: dict[str, Any]) -> None:
+        embed = self._embed
+        if embed is None:
+            lines.send({"ok": False, "why": "this server does not share a model"})
+            return
+        try:
+            reply = embed(request)
+        except Exception as err:  # a bad request never takes the listener down
+            reply = {"ok": False, "why": f"{type(err).__name__}: {err}"}
+        lines.send(reply)
+
     def _serve(self) -> None:
         import threading
 
@@ -373,6 +416,9 @@ class Listener:
                 return
             if request.get("v") != PROTOCOL:
                 lines.send({"ready": False, "why": f"protocol {request.get('v')!r}, this server speaks {PROTOCOL}"})
+                return
+            if "embed" in request:
+                self._embedding(lines, request)
                 return
             try:
                 handler = self._prepared(request)

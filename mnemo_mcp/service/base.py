@@ -65,7 +65,9 @@ class ServiceContext:
             self.settings.db, self.settings.busy_timeout_ms, vector_index=self.settings.vector_index
         )
         try:
-            self.embedder = embedder or make_embedder(self.settings.embed_model, self.settings.model_cache_dir)
+            self.embedder = embedder or make_embedder(
+                self.settings.embed_model, self.settings.model_cache_dir, self.settings.embed_weights
+            )
             # Name check now (cheap); the dimension is checked when the model has loaded.
             self.store.check_model(self.embedder.name, None)
         except BaseException:
