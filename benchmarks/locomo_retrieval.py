@@ -338,7 +338,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def load_model() -> tuple[PrecomputedEmbedder, float]:
     """The default model, loaded now so that its time is reported apart: (embedder, seconds)."""
     base = Settings(db=Path(tempfile.gettempdir()) / "unused.db")
-    embedder = PrecomputedEmbedder(make_embedder(base.embed_model, base.model_cache_dir))
+    embedder = PrecomputedEmbedder(make_embedder(base.embed_model, base.model_cache_dir, base.embed_weights))
     t0 = time.perf_counter()
     embedder.embed_query("probe")
     return embedder, time.perf_counter() - t0

@@ -36,10 +36,15 @@ import stat
 import struct
 import time
 from collections.abc import Callable
-from typing import Any
 
 from .. import paths
 from ..paths import HOOK_MODEL_WAIT_MS
+
+TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
+if TYPE_CHECKING:
+    from typing import Any
+
+    Prepare = Callable[[dict[str, Any]], "Callable[[], dict[str, Any]] | str | Later"]
 
 PROTOCOL = 1
 SOCKET_SUFFIX = "-sock"
@@ -56,8 +61,6 @@ class Later:
     def __init__(self, resolve: Callable[[], Callable[[], dict[str, Any]] | str]):
         self.resolve = resolve
 
-
-Prepare = Callable[[dict[str, Any]], "Callable[[], dict[str, Any]] | str | Later"]
 
 
 def _log(level: str, message: str, *args: Any) -> None:

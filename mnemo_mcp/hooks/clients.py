@@ -16,11 +16,13 @@ opencode has plugins, not command hooks: mnemo's plugin passes its `chat.message
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
+if TYPE_CHECKING:
+    from typing import Any
 
 CLIENTS = ("claude", "gemini", "codex", "opencode")
 # The client's event -> ours.
@@ -79,6 +81,8 @@ def to_ours(client: str, event: str, payload: dict[str, Any]) -> tuple[str, dict
 def _call_id(client: str, p: dict[str, Any]) -> str:
     """Gemini gives a tool call no id: one from what identifies it (its session, time and input)."""
     seed = json.dumps([p.get("session_id"), p.get("timestamp"), p.get("tool_name"), p.get("tool_input")], default=str)
+    import hashlib  # here: OpenSSL's loading costs every hook process a few ms otherwise
+
     return f"{client}-{hashlib.sha256(seed.encode()).hexdigest()[:16]}"
 
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import UTC
-from typing import Any
 
 from .. import paths
-from . import channel, clients, events
+from . import clients, events
+
+TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
+if TYPE_CHECKING:
+    from typing import Any
 
 _OFF = ("0", "false", "no", "off")
 
@@ -95,6 +97,8 @@ def _via_server(event: str, payload: dict[str, Any], env: dict[str, str]) -> tup
         return False, None
     budget = _ms(env, "MNEMO_HOOK_CONNECT_MS", paths.HOOK_CONNECT_MS)
     wait = _ms(env, "MNEMO_HOOK_MODEL_WAIT_MS", paths.HOOK_MODEL_WAIT_MS)
+    from . import channel  # only for events worth handling: most tool events end before this
+
     request = {"event": event, "payload": payload, "env": env, "cwd": _cwd(payload)}
     result = channel.ask(paths.db_path(env), request, budget_s=budget, wait_s=wait)
     if result is None:
@@ -152,7 +156,7 @@ def handle(event: str, raw: str, env: dict[str, str] | None = None, client: str 
 
 def _log_failure(env: dict[str, str], event: str) -> None:
     import traceback
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     try:
         path = paths.hook_log_path(env)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, NamedTuple
 
 from ..core.checks import EDIT_TOOLS
+
+TYPE_CHECKING = False  # `typing` costs a hook process ~1-3 ms to import, and is needed only by checkers
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
 RESPONSE_CHARS = 20_000  # of the answer compared with the recalled memories
@@ -18,15 +21,26 @@ _FIELD = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\
 _EXIT_CODE = re.compile(r"\bexit(?:ed with)? code (-?\d+)", re.I)
 
 
-class TaskNotification(NamedTuple):
+class TaskNotification:
     """Claude Code telling the model that a background task ended: not the user speaking."""
 
-    task_id: str | None
-    tool_use_id: str | None
-    status: str
-    exit_code: int | None
-    output_file: str | None
-    summary: str
+    __slots__ = ("task_id", "tool_use_id", "status", "exit_code", "output_file", "summary")
+
+    def __init__(
+        self,
+        *,
+        task_id: str | None,
+        tool_use_id: str | None,
+        status: str,
+        exit_code: int | None,
+        output_file: str | None,
+        summary: str,
+    ):
+        self.task_id, self.tool_use_id, self.status = task_id, tool_use_id, status
+        self.exit_code, self.output_file, self.summary = exit_code, output_file, summary
+
+    def __repr__(self) -> str:
+        return f"TaskNotification({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
 
     @property
     def outcome(self) -> str | None:
