@@ -131,18 +131,25 @@ def embedding_agreement(data: Path, n: int) -> dict[str, float]:
     return {"texts": len(both), "cosine_min": float(both.min()), "cosine_mean": float(both.mean())}
 
 
-def run(data: Path, memories: int, counts: Sequence[int]) -> dict[str, Any]:
+def run(
+    data: Path, memories: int, counts: Sequence[int], store: Path | None = None, texts: int = 500
+) -> dict[str, Any]:
     questions = [q.question for conv in load_locomo(data) for q in conv.questions]
     out: dict[str, Any] = {"memories": memories, "configs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "sessions.db"
-        build(db, data, memories)
+        if store:
+            import shutil
+
+            shutil.copy(store, db)  # of --memories memories (benchmarks.speed's stores, say)
+        else:
+            build(db, data, memories)
         for label, env in CONFIGS.items():
             rows = out["configs"][label] = {}
             for count in counts:
                 rows[count] = asyncio.run(servers_memory(db, count, env, questions))
                 print(f"{label}, {count} servers: {json.dumps(rows[count])}", file=sys.stderr, flush=True)
-    out["embeddings"] = embedding_agreement(data, 500)
+    out["embeddings"] = embedding_agreement(data, texts)
     return out
 
 
@@ -173,9 +180,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--memories", type=int, default=200)
     ap.add_argument("--counts", default="1,2,5")
+    ap.add_argument("--store", type=Path, help="a copy of this store (of --memories memories) instead of building one")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--quick", action="store_true", help="CI size: 2 servers on 20 memories, 40 texts compared")
     args = ap.parse_args(argv)
-    result = run(args.data, args.memories, [int(c) for c in args.counts.split(",")])
+    if args.quick:
+        result = run(args.data, 20, [2], None, 20)
+    else:
+        result = run(args.data, args.memories, [int(c) for c in args.counts.split(",")], args.store)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(report(result))

@@ -222,6 +222,17 @@ def test_hooks_speed_quick(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="reads the servers' memory from /proc")
+def test_sessions_quick_two_servers_sharing_a_model_hold_less_than_two_with_their_own(tmp_path: Path) -> None:
+    report = run_quick("sessions", tmp_path)
+    before, now = (report["configs"][label]["2"] for label in report["configs"])
+    assert before["servers"] == now["servers"] == 2
+    assert now["pss_sum_mb"] < before["pss_sum_mb"] - 60  # one model less, and its weights int8
+    assert report["embeddings"]["cosine_min"] >= 0.999
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_file(), reason=f"LoCoMo data not found at {DATA} (not shipped with the repository)")
 def test_injection_floor_quick(tmp_path: Path) -> None:
     report = run_quick("injection_floor", tmp_path)
     (split,) = report["results"].values()
