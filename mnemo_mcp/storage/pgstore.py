@@ -195,6 +195,7 @@ class PgStore(SharedQueries, PgLearning, PgText, PgMore, PgBrowse):
                 "WHERE m.id = %s AND v.rowid = m.rowid",
                 (memory_id,),
             )
+            self._sync_text_filters(memory_id)
 
     def delete(self, memory_id: str) -> bool:
         gone = self.conn.execute(
