@@ -44,6 +44,7 @@ BUILD_MEMORY = "512MB"
 
 class PgVectors:
     conn: Any
+    db: Any  # PgStore's PgDatabase
     get_meta: Any  # PgStore's
     hnsw_from: int = HNSW_FROM  # tests set 0 to take the index at any size
     _vector_mode: tuple[float, int | None] | None = None  # (when looked up, the indexed dimension or None)
@@ -62,14 +63,15 @@ class PgVectors:
     def ensure_vector_index(self) -> bool:
         """Make the HNSW index if a model is bound, it is missing and this login owns the table
         -> whether it exists now. A member (no right to) gets False, and no error."""
-        dim = self.get_meta("embedding_dim")
-        if dim is None:
-            return False
-        exists, may = self.vector_index()
-        if exists or not may:
+        # In transactions of the store's own: its connection is shared by the server's threads, and
+        # a statement of another thread between BEGIN and a read's SET TRANSACTION breaks that read.
+        with self.db.read():
+            dim = self.get_meta("embedding_dim")
+            exists, may = self.vector_index()
+        if dim is None or exists or not may:
             return exists
-        with self.conn.transaction():
-            # Under the migrations' lock: several owner processes starting at once make it once.
+        # Under the migrations' lock too, so that owner processes starting at once make it once.
+        with self.db.write():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
             self.conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
             self.conn.execute(
@@ -89,14 +91,15 @@ class PgVectors:
         now = time.monotonic()
         if self._vector_mode is not None and now - self._vector_mode[0] < MODE_TTL_S:
             return self._vector_mode[1]
-        found = self.conn.execute(
-            "SELECT c.reltuples, to_regclass(%s) IS NOT NULL, (SELECT value FROM meta WHERE key = 'embedding_dim') "
-            "FROM pg_class c WHERE c.oid = 'memory_vectors'::regclass",
-            (HNSW_INDEX,),
-        ).fetchone()
-        rows, indexed, dim = found
-        if indexed and rows < 0:  # never analyzed yet: count once (a young store, so cheap)
-            rows = self.conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+        with self.db.read():
+            found = self.conn.execute(
+                "SELECT c.reltuples, to_regclass(%s) IS NOT NULL, (SELECT value FROM meta WHERE key = 'embedding_dim') "
+                "FROM pg_class c WHERE c.oid = 'memory_vectors'::regclass",
+                (HNSW_INDEX,),
+            ).fetchone()
+            rows, indexed, dim = found
+            if indexed and rows < 0:  # never analyzed yet: count once (a young store, so cheap)
+                rows = self.conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
         use = int(dim) if indexed and dim is not None and rows >= self.hnsw_from else None
         self._vector_mode = (now, use)
         return use
@@ -144,9 +147,7 @@ class PgVectors:
         # with ef = k, 1.000 with 2k, at the same cost), at least pgvector's default 40 and at most
         # its limit 1000; set for this transaction only (SET LOCAL).
         ef = max(2 * params["k"], 40)
-        if self.conn.info.transaction_status != 0:  # already in a transaction (a read or a write)
-            return self._hnsw_rows(sql, params, ef)
-        with self.conn.transaction():
+        with self.db.read():  # SET LOCAL needs a transaction: the caller's (read or write), or one now
             return self._hnsw_rows(sql, params, ef)
 
     def _hnsw_rows(self, sql: str, params: dict[str, Any], ef: int) -> list[tuple[int, float]]:
