@@ -69,7 +69,7 @@ def open_store(backend: str, n: int, args: argparse.Namespace, folder: Path, emb
     opened = time.perf_counter() - t0
     held = svc.stats().total if exists else 0
     how = {"open_s": round(opened, 1)}
-    if held < n - 10:  # identical turns share an id: a store of n texts holds a few fewer memories
+    if held < 0.99 * n:  # identical turns share an id: a store of n texts holds a few fewer memories
         texts = corpus(args.data, n)[held:]
         t0 = time.perf_counter()
         for i in range(0, len(texts), 500):

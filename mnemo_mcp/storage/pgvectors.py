@@ -37,8 +37,8 @@ HNSW_INDEX = "memory_vectors_hnsw"
 HNSW_FROM = 5_000
 # The size and the index's presence are looked up once a minute, not once a read.
 MODE_TTL_S = 60.0
-# The index's build holds the graph in memory; pgvector's default (64 MB) spills at ~40k vectors
-# of 384 dimensions and then builds several times slower.
+# The index's build is much faster when its graph fits in memory (pgvector's documentation); the
+# graph takes about 2 kB a vector of 384 dimensions, past PostgreSQL's default 64 MB from ~30k on.
 BUILD_MEMORY = "512MB"
 
 
@@ -47,7 +47,8 @@ class PgVectors:
     db: Any  # PgStore's PgDatabase
     get_meta: Any  # PgStore's
     hnsw_from: int = HNSW_FROM  # tests set 0 to take the index at any size
-    _vector_mode: tuple[float, int | None] | None = None  # (when looked up, the indexed dimension or None)
+    # (when looked up, the indexed dimension or None, the vectors counted)
+    _vector_mode: tuple[float, int | None, int] | None = None
 
     # --- the index ------------------------------------------------------------------------
 
@@ -101,7 +102,7 @@ class PgVectors:
             if indexed and rows < 0:  # never analyzed yet: count once (a young store, so cheap)
                 rows = self.conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
         use = int(dim) if indexed and dim is not None and rows >= self.hnsw_from else None
-        self._vector_mode = (now, use)
+        self._vector_mode = (now, use, max(0, int(rows)))
         return use
 
     # --- reads ----------------------------------------------------------------------------
@@ -143,10 +144,13 @@ class PgVectors:
             f"FROM memory_vectors v{filters} ORDER BY {typed} <=> %(q)s::vector({dim}) LIMIT %(k)s) s "
             "ORDER BY d, rowid DESC"
         )
-        # ef_search is the candidates the scan keeps: 2k (measured at 10k, k = 100: recall@10 0.989
-        # with ef = k, 1.000 with 2k, at the same cost), at least pgvector's default 40 and at most
-        # its limit 1000; set for this transaction only (SET LOCAL).
-        ef = max(2 * params["k"], 40)
+        # ef_search is the candidates the scan keeps, set for this transaction only (SET LOCAL). A
+        # bigger graph needs more for the same recall: measured with k = 100 (benchmarks/pg_reads.py,
+        # LoCoMo vectors), recall@10 at 10k 0.989 with ef = k and 1.000 with 2k; at 100k 0.867 with
+        # 2k (4.2 ms), 0.948 with 4k (7.0 ms), 0.969 with 1000 (14.5 ms; exact 86 ms). So 2k, and k
+        # per 25k vectors past 50k; at least pgvector's default 40, at most its limit 1000.
+        vectors = self._vector_mode[2] if self._vector_mode else 0
+        ef = max(2 * params["k"], params["k"] * vectors // 25_000, 40)
         with self.db.read():  # SET LOCAL needs a transaction: the caller's (read or write), or one now
             return self._hnsw_rows(sql, params, ef)
 
