@@ -15,7 +15,7 @@ from test_postgres_backend import TEAM_SETUP
 from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import HashEmbedder
 from mnemo_mcp.service import MemoryService
-from mnemo_mcp.storage import fulltext, pgschema, postgres
+from mnemo_mcp.storage import fulltext, pgschema, pgtext, postgres
 from mnemo_mcp.storage.pgstore import PgStore
 from mnemo_mcp.storage.pgvectors import HNSW_INDEX
 
@@ -198,3 +198,20 @@ def test_migration_4_lays_out_the_postings_of_an_existing_database_with_the_same
     finally:
         migrated.close()
         fresh.close()
+
+
+def test_the_keyword_totals_log_folds_and_stays_exact(store, monkeypatch):
+    monkeypatch.setattr(pgtext, "FOLD_EVERY", 3)
+    _fill(store, _vectors(10))
+    store.update(f"{1:064x}", content="a much longer note about webhook retries and their exponential backoff")
+    assert store.delete(f"{2:064x}")
+    with store.db.read():
+        assert store.text_index_ok()  # the totals equal a recount of the memories
+        totals = store.text_totals()
+    assert totals[0] == 9
+    logged = store.conn.execute("SELECT count(*) FROM text_totals_log").fetchone()[0]
+    assert logged <= 4  # folded: one whole row, fewer than FOLD_EVERY changes after it
+    with pytest.raises(RuntimeError), store.db.write():
+        store.insert(_row(99), _vectors(1)[0])
+        raise RuntimeError("rolled back")
+    assert store.text_totals() == totals
