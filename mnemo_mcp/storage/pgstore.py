@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.hosts import without_password
 from ..errors import StoreUnavailable
-from . import pgschema, postgres
+from . import pgschema, pgvectors, postgres
 from .pgbrowse import PgBrowse
 from .pglearn import PgLearning
 from .pgmore import PgMore
@@ -102,7 +102,8 @@ class PgStore(SharedQueries, PgLearning, PgText, PgVectors, PgMore, PgBrowse):
     def __init__(self, url: str):
         self.db = PgDatabase(url)
         try:
-            postgres.check(self.db.conn, url)  # on the store's own connection: one login, not two
+            found = postgres.check(self.db.conn, url)  # on the store's own connection: one login, not two
+            self.pgvector = pgvectors.version(found["vector"])
             pgschema.migrate(self.db.conn)
             self.ensure_vector_index()  # the owner's process makes it; a member's searches exactly meanwhile
         except BaseException:

@@ -14,7 +14,8 @@ pgvector 0.8's iterative scan goes on past filtered-out rows (domain, archived, 
 found; when a filter leaves it short, the exact search answers instead, so k rows come whenever k
 exist. A domain that is a small part of the store is read through the btree on the vectors' domain
 (migration 5): the planner prefers it to the graph then, and it scans that domain's vectors only.
-A mixin of `PgStore`.
+On an older pgvector the parts it lacks are left out: no iterative scan before 0.8 (the exact
+fallback gives k rows then), no index before 0.5. A mixin of `PgStore`.
 """
 
 from __future__ import annotations
@@ -42,11 +43,21 @@ MODE_TTL_S = 60.0
 BUILD_MEMORY = "512MB"
 
 
+def version(text: str) -> tuple[int, ...]:
+    """pgvector's version as numbers ("0.8.1" -> (0, 8, 1)); what is not a number counts as 0."""
+    return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
+
+
+HNSW_SINCE = (0, 5)  # pgvector's first HNSW
+ITERATIVE_SINCE = (0, 8)  # its iterative index scans: an older server rejects the setting's name
+
+
 class PgVectors:
     conn: Any
     db: Any  # PgStore's PgDatabase
     get_meta: Any  # PgStore's
     hnsw_from: int = HNSW_FROM  # tests set 0 to take the index at any size
+    pgvector: tuple[int, ...] = ITERATIVE_SINCE  # the server's, set when the store opens
     # (when looked up, the indexed dimension or None, the vectors counted)
     _vector_mode: tuple[float, int | None, int] | None = None
 
@@ -69,7 +80,7 @@ class PgVectors:
         with self.db.read():
             dim = self.get_meta("embedding_dim")
             exists, may = self.vector_index()
-        if dim is None or exists or not may:
+        if dim is None or exists or not may or self.pgvector < HNSW_SINCE:
             return exists
         # Under the migrations' lock too, so that owner processes starting at once make it once.
         with self.db.write():
@@ -155,9 +166,10 @@ class PgVectors:
             return self._hnsw_rows(sql, params, ef)
 
     def _hnsw_rows(self, sql: str, params: dict[str, Any], ef: int) -> list[tuple[int, float]]:
-        self.conn.execute(
-            f"SET LOCAL hnsw.ef_search = {min(int(ef), 1000)}; SET LOCAL hnsw.iterative_scan = relaxed_order"
-        )
+        settings = f"SET LOCAL hnsw.ef_search = {min(int(ef), 1000)}"
+        if self.pgvector >= ITERATIVE_SINCE:  # before 0.8, a filtered scan short of k falls back to exact
+            settings += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
+        self.conn.execute(settings)
         return [(r[0], float(r[1])) for r in self.conn.execute(sql, params)]
 
     def cosines(self, vector: np.ndarray, rowids: Iterable[int], *, few: bool = False) -> dict[int, float]:
