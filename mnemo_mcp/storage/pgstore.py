@@ -1,9 +1,10 @@
 """The PostgreSQL store: `storage.interface.MemoryStore` on a server with pgvector.
 
-Here: transactions, the model binding, the memories' own reads and writes with their vectors
-(exact cosine KNN in pgvector). Its mixins: pglearn.py (outcomes, feedback events, links, cues, the
-read log, the lifecycle's pages), pgtext.py (full text ranked by BM25 as FTS5 ranks it), pgmore.py
-(sessions, cases, links' upkeep, stats, doctor's checks), pgbrowse.py (the dashboard's SQL). The
+Here: transactions, the model binding, the memories' own reads and writes with their vectors.
+Its mixins: pgvectors.py (KNN, exact or through pgvector's HNSW index), pglearn.py (outcomes,
+feedback events, links, cues, the read log, the lifecycle's pages), pgtext.py (full text ranked
+by BM25 as FTS5 ranks it), pgmore.py (sessions, cases, links' upkeep, stats, doctor's checks),
+pgbrowse.py (the dashboard's SQL). The
 same contract and service tests pass on it as on the SQLite store (tests/conftest.py BOTH_BACKENDS).
 
 Transactions are SQLite's: `read()` one consistent snapshot (REPEATABLE READ, read only),
@@ -22,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.hosts import without_password
 from ..errors import StoreUnavailable
-from . import pgschema, postgres
+from . import pgschema, pgvectors, postgres
 from .pgbrowse import PgBrowse
 from .pglearn import PgLearning
 from .pgmore import PgMore
 from .pgtext import PgText
+from .pgvectors import PgVectors
 from .rows import MEMORY_COLUMNS, decode_row, encode, id_key, one_id, refuse_other_model, vector_literal
 from .shared import SharedQueries
 
@@ -96,12 +98,14 @@ class PgDatabase:
                     self._writing = self._depth > 0
 
 
-class PgStore(SharedQueries, PgLearning, PgText, PgMore, PgBrowse):
+class PgStore(SharedQueries, PgLearning, PgText, PgVectors, PgMore, PgBrowse):
     def __init__(self, url: str):
         self.db = PgDatabase(url)
         try:
-            postgres.check(self.db.conn, url)  # on the store's own connection: one login, not two
+            found = postgres.check(self.db.conn, url)  # on the store's own connection: one login, not two
+            self.pgvector = pgvectors.version(found["vector"])
             pgschema.migrate(self.db.conn)
+            self.ensure_vector_index()  # the owner's process makes it; a member's searches exactly meanwhile
         except BaseException:
             self.db.close()
             raise
@@ -134,6 +138,7 @@ class PgStore(SharedQueries, PgLearning, PgText, PgMore, PgBrowse):
             if self.get_meta("embedding_model") is None:
                 self.set_meta("embedding_model", name)
                 self.set_meta("embedding_dim", str(dim))
+        self.ensure_vector_index()  # on an empty table, at once
 
     def has_vector_table(self) -> bool:
         """Whether vectors can be stored yet: a model is bound (the table itself always exists)."""
@@ -195,6 +200,7 @@ class PgStore(SharedQueries, PgLearning, PgText, PgMore, PgBrowse):
                 "WHERE m.id = %s AND v.rowid = m.rowid",
                 (memory_id,),
             )
+            self._sync_text_filters(memory_id)
 
     def delete(self, memory_id: str) -> bool:
         gone = self.conn.execute(
@@ -228,43 +234,3 @@ class PgStore(SharedQueries, PgLearning, PgText, PgMore, PgBrowse):
 
     def max_rowid(self) -> int:
         return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
-
-    # --- vectors -------------------------------------------------------------------------
-
-    def knn(
-        self, vector: np.ndarray, k: int, *, domains: list[str] | None, include_archived: bool, tags: list[str] | None
-    ) -> list[tuple[int, float]]:
-        """(rowid, cosine) of the k nearest, best first: exact (a sequential scan in pgvector;
-        an HNSW index with ef_search >= k is for later, measured)."""
-        where, params = [], [vector_literal(vector)]
-        if domains is not None:
-            where.append("v.domain = ANY(%s)")
-            params.append(list(domains))
-        if not include_archived:
-            where.append("v.archived = 0")
-        if tags:
-            where.append("EXISTS (SELECT 1 FROM memories m, json_array_elements_text(m.tags::json) t "
-                         "WHERE m.rowid = v.rowid AND t = ANY(%s))")  # fmt: skip
-            params.append(list(tags))
-        sql = (
-            "SELECT v.rowid, 1 - (v.embedding <=> q.e) AS cos FROM memory_vectors v, (SELECT %s::vector AS e) q"
-            + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY v.embedding <=> q.e, v.rowid DESC LIMIT %s"
-        )
-        return [(r[0], float(r[1])) for r in self.conn.execute(sql, (*params, int(k)))]
-
-    def cosines(self, vector: np.ndarray, rowids: Iterable[int], *, few: bool = False) -> dict[int, float]:
-        ids = list(rowids)
-        if not ids:
-            return {}
-        rows = self.conn.execute(
-            "SELECT rowid, 1 - (embedding <=> %s::vector) FROM memory_vectors WHERE rowid = ANY(%s)",
-            (vector_literal(vector), ids),
-        )
-        return {r[0]: float(r[1]) for r in rows}
-
-    def vector_of(self, rowid: int) -> np.ndarray | None:
-        import numpy as np
-
-        row = self.conn.execute("SELECT embedding::text FROM memory_vectors WHERE rowid = %s", (rowid,)).fetchone()
-        return None if row is None else np.array([float(x) for x in row[0].strip("[]").split(",")], dtype=np.float32)
