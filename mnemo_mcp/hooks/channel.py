@@ -62,7 +62,6 @@ class Later:
         self.resolve = resolve
 
 
-
 def _log(level: str, message: str, *args: Any) -> None:
     import logging  # only the server logs: a hook process never pays for the import
 
