@@ -318,7 +318,9 @@ class Listener:
             if not self._attached.wait(bound):
                 return "the server did not start in time"
             found = self._prepare(request)
-            return found.resolve() if isinstance(found, Later) else found
+            while isinstance(found, Later):
+                found = found.resolve()
+            return found
 
         return Later(later)
 
@@ -426,7 +428,8 @@ class Listener:
                 handler = self._prepared(request)
                 if isinstance(handler, Later):
                     lines.send({"wait": True})
-                    handler = handler.resolve()
+                    while isinstance(handler, Later):
+                        handler = handler.resolve()
             except Exception as err:  # a bad request never takes the listener down
                 handler = f"cannot take this event: {err}"
             if isinstance(handler, Later) or not (isinstance(handler, str) or callable(handler)):

@@ -71,9 +71,12 @@ class HookHost:
             if time.monotonic() > deadline or not self._loading():
                 return "the embedding model did not load in time"
             time.sleep(0.02)
-        return self._handler(request)
+        found = self._handler(request)
+        return found.resolve() if isinstance(found, channel.Later) else found
 
-    def _handler(self, request: dict[str, Any], semantic: bool = True) -> Callable[[], dict[str, Any]] | str:
+    def _handler(
+        self, request: dict[str, Any], semantic: bool = True
+    ) -> Callable[[], dict[str, Any]] | str | channel.Later:
         event, payload, env, cwd = (request.get(k) for k in ("event", "payload", "env", "cwd"))
         try:
             settings = Settings.from_env({str(k): str(v) for k, v in env.items()})
@@ -84,13 +87,26 @@ class HookHost:
         if settings.embed_model != self.settings.embed_model:
             return "another embedding model"
         settings = scoped(settings, cwd if isinstance(cwd, str) and cwd else None)
-        svc, lock = self._service(settings)
 
-        def handle() -> dict[str, Any]:
-            with lock:  # one event at a time per connection: apsw is not for two threads at once
-                return {"ok": True, "output": handlers.run(event, payload, settings, svc, semantic=semantic)}
+        def handler() -> Callable[[], dict[str, Any]]:
+            svc, lock = self._service(settings)
 
-        return handle
+            def handle() -> dict[str, Any]:
+                with lock:  # one event at a time per connection: apsw is not for two threads at once
+                    return {"ok": True, "output": handlers.run(event, payload, settings, svc, semantic=semantic)}
+
+            return handle
+
+        wait = request.get("wait_ms")
+        if self._has_service(settings) or not isinstance(wait, int) or wait <= 0:
+            return handler()
+        # A service for these settings is opened first (a store connection: tens of ms, more on a
+        # busy machine): the hook is told to wait for it rather than give up on its short budget.
+        return channel.Later(handler)
+
+    def _has_service(self, settings: Settings) -> bool:
+        with self._lock:
+            return settings.model_dump_json() in self._services
 
     def _service(self, settings: Settings) -> tuple[MemoryService, threading.Lock]:
         key = settings.model_dump_json()
