@@ -67,14 +67,26 @@ class AppState:
                         channel.EARLY.attach(lambda _request: "the server cannot open its store")
                         channel.EARLY.stop(remove_folder=True)  # nothing left beside a file we refuse
                 if self.service is not None:
-                    # Listening first: a server that listens may host the model for the others.
-                    self.listen_for_hooks()
+                    self._may_host_model()
                     self.warmup = threading.Thread(target=self._warm_up, name="mnemo-warmup", daemon=True)
                     self.warmup.start()
                     self.consolidate_in_background(after=self.warmup)
+                    self.listen_for_hooks()
 
             self.opener = threading.Thread(target=run, name="mnemo-open", daemon=True)
             self.opener.start()
+
+    def _may_host_model(self) -> None:
+        """Before the warm-up loads the model: a server already listening (the launcher's early
+        socket, which the hook host attaches to next) may hold it for the others."""
+        from . import paths
+        from .hooks import channel
+        from .hooks.shared_model import SharedEmbedder
+
+        embedder = self.service.embedder
+        early = channel.EARLY
+        if isinstance(embedder, SharedEmbedder) and early is not None and early.db == paths.db_key(self.settings.db):
+            embedder.host_through(early)
 
     def _warm_up(self) -> None:
         from .lean import give_back_freed_memory
@@ -147,7 +159,7 @@ class AppState:
             self.settings,
             svc.embedder,
             ready=lambda: svc.ready,
-            loading=lambda: self.warmup is None or self.warmup.is_alive(),
+            loading=lambda: self.warmup is not None and self.warmup.is_alive(),
         )
         listener = host.listener()
         if listener.start():
