@@ -152,9 +152,13 @@ class SharedEmbedder:
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:  # held: read who holds it
-                text = os.read(fd, 32).decode(errors="replace").strip()
-                return int(text) if text.isdigit() else None
+            except OSError:  # held: read who holds it (written just after the lock is taken)
+                for _ in range(50):
+                    text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                    if text.isdigit():
+                        return int(text)
+                    time.sleep(0.002)
+                return None
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
         finally:
