@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_hook_channel import hook, wait_for
 
 from mnemo_mcp import embedding, quantized
 from mnemo_mcp.config import Settings
@@ -102,20 +103,13 @@ def _server(db: Path, tmp_path: Path) -> subprocess.Popen:
     )
 
 
-def _wait(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.05)
-
-
 def _host_pid(lock: Path) -> int | None:
     fd = os.open(lock, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
-        return int(os.read(fd, 32).decode())
+        text = os.read(fd, 32).decode()
+        return int(text) if text.isdigit() else 0  # held, its pid not written yet
     else:
         return None
     finally:
@@ -139,14 +133,7 @@ def _prompt_hook(db: Path, project: Path, text: str) -> str:
     env |= {"MNEMO_INJECT_FULL_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE": "0.0"}
     env |= {"MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0", "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0"}
     payload = {"session_id": text[:8], "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": text}
-    done = subprocess.run(
-        [sys.executable, "-m", "mnemo_mcp", "hook", "UserPromptSubmit"],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = hook(env, "UserPromptSubmit", payload)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -172,10 +159,10 @@ def test_the_second_server_embeds_through_the_first_and_a_third_takes_over_when_
     first = _server(db, tmp_path)
     procs = [first]
     try:
-        _wait(lambda: lock.exists() and _host_pid(lock) == first.pid)
+        wait_for(lambda: lock.exists() and _host_pid(lock) == first.pid, timeout=60)
         second = _server(db, tmp_path)
         procs.append(second)
-        _wait(lambda: os.path.exists(channel.socket_of(db, second.pid)))
+        wait_for(lambda: os.path.exists(channel.socket_of(db, second.pid)), timeout=60)
         # the newest server (the second, once up) answers the prompt by meaning, with the first's model
         assert "connection pool" in _recalled(db, project, TEXTS[2])
         time.sleep(1.0)
@@ -190,7 +177,7 @@ def test_the_second_server_embeds_through_the_first_and_a_third_takes_over_when_
         assert _host_pid(lock) is None  # the kernel let go of the dead host's lock
         third = _server(db, tmp_path)
         procs.append(third)
-        _wait(lambda: _host_pid(lock) == third.pid)  # nobody hosted: the new server loads and hosts
+        wait_for(lambda: _host_pid(lock) == third.pid, timeout=60)  # nobody hosted: the new server loads and hosts
         assert "connection pool" in _recalled(db, project, TEXTS[2] + " after the first has gone")
         fresh = SharedEmbedder(FastEmbedEmbedder(), db)
         assert np.allclose(fresh.embed_query(TEXTS[1]), local[1], atol=1e-6) and fresh.asked == 1
@@ -198,7 +185,7 @@ def test_the_second_server_embeds_through_the_first_and_a_third_takes_over_when_
         third.send_signal(signal.SIGKILL)
         third.wait(timeout=30)
         assert "connection pool" in _recalled(db, project, TEXTS[2] + " once more")  # alone, it loads its own
-        _wait(lambda: _host_pid(lock) == second.pid)
+        wait_for(lambda: _host_pid(lock) == second.pid, timeout=60)
     finally:
         for proc in procs:
             if proc.poll() is None:
