@@ -73,6 +73,29 @@ def test_credit_never_decreases_with_alignment(a, b):
     assert attribution.credit(lo) <= attribution.credit(hi)
 
 
+def test_a_notes_specific_code_added_verbatim_follows_it_fully_a_lone_name_does_not():
+    note = "If go:embed misses the frontend, point it at `//go:embed ../../web/dist` and keep `APP_VERSION`."
+    spans = attribution.snippets(note)
+    assert spans == ["//go:embed ../../web/dist"]  # a lone identifier names the subject only
+    assert attribution.quoted(spans, "//go:embed ../../web/dist\nvar distFS embed.FS", "//go:embed web/dist")
+    assert not attribution.quoted(spans, "//go:embed dist\nvar Dist embed.FS", "")
+    # already there before the action (in the replaced text or the ask): no evidence
+    assert not attribution.quoted(spans, "//go:embed ../../web/dist", "x //go:embed  ../../web/dist")
+    idf = {"web": 1.0, "dist": 1.0, "embed": 1.0}
+    carried = attribution.followed({"m": {"web", "dist", "embed"}}, [set()], idf, carried=["m"])
+    assert attribution.credit(carried["m"]) == 1.0
+
+
+def test_an_answer_that_sets_a_recalled_note_aside_vetoes_it_a_plain_negation_does_not():
+    answer = (
+        "I did not apply the saved tip to raise the tolerance window. The runner wasn't slow: I used compare_digest."
+    )
+    aside = attribution.set_aside(answer)
+    assert "tolerance" in aside and "runner" not in aside and "compare_digest" not in aside
+    assert attribution.vetoed({"wrong": 0.0, "fix": 0.4}, {"wrong": 0.3, "fix": 0.2}, 0.15) == {"wrong"}
+    assert attribution.vetoed({"wrong": 0.28}, {"wrong": 0.3}, 0.15) == set()  # the answer also follows it
+
+
 # --- the session service --------------------------------------------------------------------------
 
 
@@ -170,6 +193,47 @@ def test_a_pass_after_the_changes_credits_what_they_followed_and_the_thanks_too(
     assert valence(svc, ids["fix"]) > after_pass > 0
     assert valence(svc, ids["wrong"]) < 0  # refuted by the failing check, not credited by the thanks
     assert valence(svc, ids["near"]) == 0.0
+
+
+def test_what_one_failing_check_refuted_another_failing_check_does_not_blame_again(svc):
+    ids = _ids(svc)
+    s = Story(svc)
+    s.prompt("webhook signature verification is broken")
+    s.show(list(ids.values()))
+    s.edit("wrong")
+    s.check(ok=False)
+    blamed = valence(svc, ids["wrong"])
+    assert blamed < 0
+    other = svc.session_check(s.sid, status="fail", command="mypy shop", tool_use_id="other-check")
+    assert other is None and valence(svc, ids["wrong"]) == blamed
+
+
+def test_a_pass_after_the_user_said_it_failed_credits_the_changes_since(svc):
+    ids = _ids(svc)
+    s = Story(svc)
+    s.prompt("webhook signature verification is broken")
+    s.show(list(ids.values()))
+    s.edit("own")
+    s.check(ok=True)  # passes, but the user says it is still wrong
+    s.prompt("no, still failing with the same error in production")
+    s.edit("fix")
+    credit = s.check(ok=True)
+    assert credit is not None and credit.memory_ids == [ids["fix"]]
+    assert valence(svc, ids["fix"]) > 0
+
+
+def test_a_reaction_does_not_credit_a_note_the_answer_set_aside(svc):
+    ids = _ids(svc)
+    s = Story(svc)
+    s.prompt("webhook signature verification is broken")
+    s.show([ids["wrong"], ids["near"]])
+    s.edit("wrong")  # the edit shares the wrong note's words...
+    svc.session_response(
+        s.sid,
+        response="I did not apply the saved tip about the clock skew tolerance window. It was the dead letter table.",
+    )
+    s.prompt("thanks, that worked")
+    assert valence(svc, ids["wrong"]) == 0.0  # ...but the answer said it did not follow it
 
 
 def test_the_digest_counts_as_shown_and_never_lists_a_memory_that_misled(svc):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo_mcp.core.reactions import classify
+from mnemo_mcp.core.reactions import FAILED, UNKNOWN, WORKED, classify
 
 
 @pytest.mark.parametrize(
@@ -79,3 +79,44 @@ def test_anything_that_is_not_clearly_a_reaction_is_unknown(text):
 def test_the_deciding_phrase_is_reported():
     r = classify("nope, still the same error")
     assert r.label == "failed" and r.cue and "still" in r.cue
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "still times out, now after 20s lol",
+        "still 413",
+        "same panic, Cannot start a runtime from within a runtime",
+        "failed again on ci tonight",
+        "nope. E0277 again, now it says required by a bound",
+        "yeah, reclone did nothing",
+        "yeah that's worse, and we need cookies",
+        "not like this. do it properly",
+    ],
+)
+def test_terse_reports_of_the_same_failure_are_failed(text):
+    assert classify(text).label == FAILED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "all good now",
+        "it's live now",
+        "staging signups work",
+        "restarts stopped",
+        "test job green as well",
+        "builds, great",
+    ],
+)
+def test_terse_reports_that_it_works_where_it_is_used_are_worked(text):
+    assert classify(text).label == WORKED
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["still investigating", "still need to add docs for it", "deliveries are 200 again, thanks"],
+)
+def test_terse_rules_leave_ongoing_work_and_good_news_alone(text):
+    assert classify(text).label in (UNKNOWN, WORKED)
+    assert classify(text).label != FAILED

@@ -15,6 +15,11 @@ by how much they say:
 - what the evidence adds that is in no note counts against them all: an edit made of the note's
   names follows it closely, one that also does much else less so.
 
+A note's code (its backticked spans: `jest.setTimeout(20000)`, `//go:embed ../../web/dist`,
+`--experimental-specifier-resolution=node`) showing up verbatim in what an action added is the
+plainest evidence of all: such an action follows the note fully, however few of its words it
+shares (a path changed from `web/dist` to `../../web/dist` adds no word at all).
+
 An answer's sentence that sets a note aside ("the saved note says to raise the timeout, but ...",
 "instead of clearing the cache ...") is no evidence for that note.
 
@@ -35,12 +40,25 @@ from .rules import clamp
 # most credit given to followed notes while >= 95% of the valence changes had the right sign.
 FOLLOW_FLOOR = 0.35  # under this a memory was not followed: it takes no share of the outcome
 FULL_CREDIT = 0.6  # from this alignment on a memory takes the whole outcome
+# Chosen on the tune stories' answers that name a note they did not follow.
+ASIDE_FLOOR = 0.15  # a memory named this closely by the answer's setting-aside sentences was not followed
+ASIDE_MARGIN = 0.05  # ... when they name it more closely than the rest of the answer does
 TOP_TOKENS = 8  # a memory's most telling tokens, the ones following it shows
 SMOOTHING = 2.0  # about half a telling token's IDF weight: a one-token edit is weak evidence
 EVIDENCE_CHARS = 4000  # of one action's text weighed (a Write of a whole file: its start)
+SNIPPET_MIN = 12  # a note's code span this long, of two words or more, counts when an action adds it verbatim
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
+_SPAN = re.compile(r"`([^`\n]{" + str(SNIPPET_MIN) + r",200})`")
+_CHUNK = re.compile(r"[a-z0-9]+")
+_CODE_LIKE = re.compile(r"[-._/=:()\[\]{}<>@$]|\d|\s")
+# A sentence that speaks of a recalled note (as answers do when they set one aside).
+_NOTE_REF = re.compile(
+    r"\b(?:notes?|memor(?:y|ies)|tips?|advice|suggestions?|hints?|saved|stored|recalled|remembered|mnemo|"
+    r"earlier\s+fix|previous\s+fix|last\s+time)\b",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A sentence that sets something aside: what it names was not followed.
 _REJECTS = re.compile(
@@ -62,6 +80,29 @@ def split_words(text: str) -> str:
     return _CAMEL.sub(" ", text).replace("_", " ") + (" " + whole if whole else "")
 
 
+def _squash(text: str) -> str:
+    return " ".join((text or "").lower().split())
+
+
+def snippets(note: str) -> list[str]:
+    """A note's code spans that an action could carry out verbatim: backticked, code-like and
+    specific (a command with its argument, a call with its value: `jest.setTimeout(20000)`). A
+    lone name (`APP_VERSION`, `.await`, `//go:embed`) names the subject, not what to do with it."""
+    out = []
+    for m in _SPAN.finditer(note or ""):
+        span = _squash(m.group(1))
+        if len(span) >= SNIPPET_MIN and _CODE_LIKE.search(span) and len(_CHUNK.findall(span)) >= 2 and span not in out:
+            out.append(span)
+    return out
+
+
+def quoted(spans: Iterable[str], added: str, before: str = "") -> bool:
+    """Does an action's added text carry one of these spans verbatim (and the text it replaced,
+    or the problem as asked, not already)?"""
+    text, old = _squash(added), _squash(before)
+    return any(span in text and span not in old for span in spans)
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if len(s.strip()) >= 3]
 
@@ -69,6 +110,20 @@ def sentences(text: str) -> list[str]:
 def affirmed(text: str) -> str:
     """The answer without the sentences that set something aside."""
     return "\n".join(s for s in sentences(text) if not _REJECTS.search(s))
+
+
+def set_aside(text: str) -> str:
+    """Only the answer's sentences that set a recalled note aside ("the saved `--no-cache` tip
+    doesn't apply", "I did not use the note's retry advice"): what they name, the turn did not
+    follow, whatever its edits share with it. A sentence that only explains with a negation
+    ("the runner wasn't slow") sets nothing aside."""
+    return "\n".join(s for s in sentences(text) if _REJECTS.search(s) and _NOTE_REF.search(s))
+
+
+def vetoed(affirmed_alignment: Mapping[str, float], aside_alignment: Mapping[str, float], floor: float) -> set[str]:
+    """Memories the answer set aside (their alignment with its setting-aside sentences at `floor`
+    and clearly above their alignment with the rest): no reaction to the turn is theirs."""
+    return {m for m, a in aside_alignment.items() if a >= floor and a >= affirmed_alignment.get(m, 0.0) + ASIDE_MARGIN}
 
 
 def token_weights(
@@ -110,13 +165,19 @@ def followed(
     evidence: Iterable[set[str]],
     idf: Mapping[str, float],
     background: set[str] = frozenset(),  # type: ignore[assignment]
+    carried: Iterable[str] = (),
 ) -> dict[str, float]:
     """Each memory's alignment with everything the assistant did in the window together (a fix
-    is often carried out over several edits and commands). `idf` covers the evidence's tokens too."""
+    is often carried out over several edits and commands). `idf` covers the evidence's tokens too.
+    `carried`: memories whose code an action added verbatim (`quoted`): followed fully."""
     together = set().union(*evidence) - background
     weight = sum(idf.get(t, 0.0) for t in together)
     weights = token_weights(memory_tokens, idf, background)
-    return {mid: alignment(w, together, weight) for mid, w in weights.items()}
+    out = {mid: alignment(w, together, weight) for mid, w in weights.items()}
+    for mid in carried:
+        if mid in out:
+            out[mid] = max(out[mid], FULL_CREDIT)
+    return out
 
 
 def credit(alignment_value: float, floor: float = FOLLOW_FLOOR, full: float = FULL_CREDIT) -> float:

@@ -97,6 +97,15 @@ SUCCESS = _rx(
     r"\b(?:and|now)\s+(?!nothing\b|none\b|no\b)(?:it|the\s+\w+|\w+)\s+(?:builds|compiles|starts|applied|imports\s+fine|runs)\b(?=\s*(?:$|[.!,;]|now\b|again\b|fine\b|clean\b))",
     r"\b(?:upgrade|migration|release|deploy)\s+(?:ran|runs|applied|published)\b",
     r"^(?!.*\bhow\b)(?!.*\bbut\b).*?(?<!not )(?<!n't )(?<!never )\b(?:works|worked)\b(?=\s*(?:$|[,.!;]))",
+    # Terse reports that it works where it is used (attribution stories' tune part): "all good",
+    # "it's live now", "signups work", "restarts stopped", "green as well", "ci checkout passes".
+    r"\ball\s+good\b|\b(?:is|are|it'?s)\s+live\b|\bis\s+there\s+now\b|\bthe\s+right\s+\w+\s+now\b",
+    r"^(?!.*\bhow\b)(?!.*\bbut\b).*?\b\w+s\s+work(?:\s+(?:now|again|fine))?\s*(?:$|[,.!;])",
+    r"\b(?:restarts?|crash(?:es|ing)?|errors?|warnings?|failures?|flakes?|timeouts?|retries|alerts?|502s?|500s?)\s+(?:have\s+)?stopped\b",
+    r"\bgreen\s+(?:as\s+well|too|again|everywhere)\b|\bin\s+a\s+row\b.{0,20}\bgreen\b|\bgreen\b.{0,20}\bin\s+a\s+row\b",
+    r"^(?!.*\b(?:but|still|fail\w*|error\w*|broken|crash\w*)\b)(?:\w+\s+){0,3}?\w+\s+(?:passes|passed|succeeds|succeeded)\s*(?:$|[,.!;]|now\b|again\b|too\b)",
+    r"^(?:it\s+)?(?:builds|compiles|runs|passes|deploys|starts|works)\s*[,.!]",
+    r"^(?:deployed|redeployed|pushed|merged|released|rebuilt)\s*[,.]?\s*(?:ok|okay|fine|all\s+good)\b",
 )
 
 POLITE = _rx(
@@ -142,9 +151,20 @@ FAILURE = _rx(
     r"\bsame\s+(?:connection\s+refused|permission\s+denied|[a-z]*\d+[a-z\d]*|[a-z]+(?:inuse|notfound))\b",
     r"\bfails?\s+(?:\w+\s+)?(?:the\s+)?same\b|\bthe\s+same\s+way\b|\bexact(?:ly)?\s+(?:the\s+)?same\b",
     r"\b(?:gets\s+)?killed\s+(?:even\s+)?(?:earlier|again|still)\b|\btimes\s+out\b.{0,40}\binstead\b",
+    # Terse reports of the same failure (attribution stories' tune part): "still times out",
+    # "still 413", "same panic, ...", "ci failed again", "E0277 again", "reclone did nothing".
+    rf"^\W*{STILL}\s+(?!\w+ing\b)(?!(?:works?|fine|good|green|pass\w*|ok|okay|clean|fast|quick|happy|nice|need|needs|want|"
+    r"think|have|has|had|a\s+question|curious|wondering|unsure|not\s+sure)\b)\S+(?:\s+\S+)?",
+    r"^\W*same\s*(?:[,.!:]|\S+(?:\s+\S+)?\s*[,.!:]|\S+\s*$)",
+    r"\b(?:failed|fails|failing|crash(?:ed|es)?|times?\s+out|timed\s+out|panick?(?:ed|s)?|errors?\s+out)\s+again\b",
+    r"\b[a-z]+\d{3,}[a-z\d]*\s+again\b|\b(?:4\d\d|5\d\d)s?\s+again\b",
+    r"\b(?:did|does|changed|fixed)\s+nothing\b|\bmade\s+no\s+difference\b",
+    r"\bnot\s+like\s+(?:this|that)\b|\bdo\s+it\s+(?:properly|right|the\s+(?:normal|right|proper|usual)\s+way)\b",
+    r"\b(?:refuses|rejects|refused|rejected)\s+(?:it|that|this|the\s+\w+)\b",
 )
 
 STRONG_FAILURE = _rx(
+    r"\b(?:that|this)'?s\s+(?:even\s+|much\s+|way\s+|a\s+lot\s+)?worse\b",
     r"\b(?:it'?s|that|this|got|even|way|much)\s+(?:made\s+it\s+)?worse\b|\bmade\s+it\s+worse\b|\bworse\s+(?:now|than)\b",
     r"\b(?:revert|undo)\s+(?:that|it|this|the\s+change)\b|\b(?:you\s+)?(?:broke|broken)\s+(?:the|my|prod|it|everything)\b|\bbroke\b",
     r"\bthanks\s+for\s+(?:deleting|breaking|removing|wiping|nothing|making\s+it\s+worse)\b",

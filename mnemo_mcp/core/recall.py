@@ -10,6 +10,10 @@ nothing. Pure rules over a read's ranked candidates.
   model the note exists and invites `memory_read`. Below that, nothing.
 - A memory that was tried and failed is never shown first in full: it becomes a pointer, marked
   as such, after the others; what worked for the same problem leads.
+- Proven first: a memory that worked when it was used, and is plausible for the prompt (at the
+  pointer floor and within `proven_ratio` of the best candidate), leads over memories nobody has
+  tried that merely share more of the prompt's words. Outcomes are evidence that similarity is not:
+  the advice people give first is often worded most like the problem.
 
 The floors are chosen on the tune part of `benchmarks/data/natural_prompts` (python -m
 benchmarks.natural_prompts); the hook's own keyword fallback, whose relevance is BM25 alone, has
@@ -32,6 +36,7 @@ class RecallPolicy:
     pointer_floor: float = 0.25  # plausible: a pointer
     pointer_ratio: float = 0.8  # ... and within this share of the best candidate
     notes: int = 3  # notes shown at most, in full and as pointers
+    proven_ratio: float = 0.6  # a memory that worked leads when it is this close to the best candidate
 
 
 @dataclass(frozen=True)
@@ -48,13 +53,34 @@ class Candidate:
         return max(self.relevance, self.score)
 
 
+def proven(candidates: list[Candidate], policy: RecallPolicy) -> int | None:
+    """The best plausible candidate that worked when it was used: it leads (proven first)."""
+    best = max((c.strength for c in candidates), default=0.0)
+    return next(
+        (
+            i
+            for i, c in enumerate(candidates)
+            if c.worked
+            and not c.failed
+            and c.strength >= policy.pointer_floor
+            and c.strength >= policy.proven_ratio * best
+        ),
+        None,
+    )
+
+
 def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], list[int]]:
     """-> (indexes shown in full, indexes shown as pointers), in the order to show them."""
     if not candidates:
         return [], []
-    best = candidates[0].strength
+    best = max(c.strength for c in candidates)
+    lead = proven(candidates, policy)
+    ranked = list(range(len(candidates)))
+    if lead is not None:  # the read's order, but what worked before leads
+        ranked.insert(0, ranked.pop(lead))
     full: list[int] = []
-    for i, c in enumerate(candidates):
+    for i in ranked:
+        c = candidates[i]
         if c.failed:
             continue  # never in full, never first
         runner_up = max((o.score for j, o in enumerate(candidates) if j != i), default=0.0)
@@ -63,11 +89,13 @@ def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], 
         )
         if confident or (c.worked and c.strength >= policy.worked_floor):
             full.append(i)
-        break  # only the best non-failed candidate may be shown in full
+        break  # only the lead (the best non-failed candidate) may be shown in full
     pointers = [
         i
-        for i, c in enumerate(candidates)
-        if i not in full and c.strength >= policy.pointer_floor and c.strength >= policy.pointer_ratio * best
+        for i in ranked
+        if i not in full
+        and candidates[i].strength >= policy.pointer_floor
+        and (i == lead or candidates[i].strength >= policy.pointer_ratio * best)
     ]
     pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
     return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]

@@ -18,10 +18,11 @@ CANDIDATES = 40
 class Evidence:
     """What one tool call did, as attribution weighs it."""
 
-    __slots__ = ("tokens", "change", "file")
+    __slots__ = ("tokens", "change", "file", "added", "replaced")
 
-    def __init__(self, tokens: set[str], change: bool, file: str | None = None):
+    def __init__(self, tokens: set[str], change: bool, file: str | None = None, added: str = "", replaced: str = ""):
         self.tokens, self.change, self.file = tokens, change, file
+        self.added, self.replaced = added, replaced  # the text itself, for code carried out verbatim
 
 
 class Attribution(Part):
@@ -43,28 +44,41 @@ class Attribution(Part):
             patterns = (*checks.DEFAULT_CHECKS, *self.settings.extra_check_commands)
             if not isinstance(command, str) or not cases.is_change(command) or checks.check_kind(command, patterns):
                 return None
-            return Evidence(self._tokens(command), True)
+            return Evidence(self._tokens(command), True, added=command)
         if tool not in checks.EDIT_TOOLS:
             return None
         edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
         added: set[str] = set()
+        texts, replaced = [], []
         for e in edits:
             if not isinstance(e, dict):
                 continue
             new = e.get("new_string", e.get("content", e.get("new_source")))
             old = e.get("old_string", e.get("originalFile", e.get("old_source")))
-            added |= self._tokens(new if isinstance(new, str) else "") - self._tokens(
-                old if isinstance(old, str) else ""
-            )
-        return Evidence(added, True, file)
+            new, old = (new if isinstance(new, str) else ""), (old if isinstance(old, str) else "")
+            added |= self._tokens(new) - self._tokens(old)
+            texts.append(new[: attribution.EVIDENCE_CHARS])
+            replaced.append(old[: attribution.EVIDENCE_CHARS * 4])
+        return Evidence(added, True, file, "\n".join(texts), "\n".join(replaced))
 
     def answer_evidence(self, answer: str) -> set[str]:
         """The answer's tokens, less the sentences that set a suggestion aside."""
         return self._tokens(attribution.affirmed(answer))
 
-    def follows(self, memory_ids: list[str], evidence: list[set[str]], background: set[str]) -> dict[str, float]:
-        """Each memory's alignment with the evidence (0..1), the problem's own words aside."""
-        if not memory_ids or not any(evidence):
+    def aside_evidence(self, answer: str) -> set[str]:
+        """The tokens only the answer's sentences that set a recalled note aside hold."""
+        return self._tokens(attribution.set_aside(answer)) - self.answer_evidence(answer)
+
+    def follows(
+        self,
+        memory_ids: list[str],
+        evidence: list[set[str]],
+        background: set[str],
+        texts: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    ) -> dict[str, float]:
+        """Each memory's alignment with the evidence (0..1), the problem's own words aside.
+        `texts`: (added, replaced) of each action, for a note's code carried out verbatim."""
+        if not memory_ids or not (any(evidence) or any(a for a, _ in texts)):
             return {}
         with self.store.db.read():
             rows = self.store.rows_by_ids(memory_ids)
@@ -72,7 +86,13 @@ class Attribution(Part):
             vocab = sorted(set().union(*memory_tokens.values(), *evidence)) if memory_tokens else []
             total, counts = self.store.term_document_counts(vocab)
         idf = {t: rules.concept_weight(total, n) for t, n in counts.items()}
-        return attribution.followed(memory_tokens, evidence, idf, background)
+        carried = [
+            mid
+            for mid, r in rows.items()
+            if (spans := attribution.snippets(r["content"]))
+            and any(attribution.quoted(spans, added, before) for added, before in texts)
+        ]
+        return attribution.followed(memory_tokens, evidence, idf, background, carried)
 
     def background(self, ask: str | None) -> set[str]:
         """Words that say nothing of which memory was followed: the project's own name (in its

@@ -132,16 +132,17 @@ class Sessions(Part):
             new = [(i, tool, inp) for i, tool, inp in actions if i and i not in known and isinstance(inp, dict)]
             if not new:
                 return 0
-            pieces, files, changes = [], [], 0
+            pieces, texts, files, changes = [], [], [], 0
             for _, tool, inp in new:
                 ev = self.attribution.evidence(tool, inp, inp.get("_file"))
                 if ev is None:
                     continue
                 changes += ev.change
                 pieces.append(ev.tokens)
+                texts.append((ev.added, ev.replaced))
                 if ev.file:
                     files.append(ev.file)
-            aligned = self._weigh(u, pieces, background=False)
+            aligned = self._weigh(u, pieces, background=False, texts=texts)
             u.add(
                 ACTIONS,
                 self._stamp(now),
@@ -163,8 +164,10 @@ class Sessions(Part):
         if not (response or "").strip():
             return {}
         with self.log.unit(session_id) as u:
-            answer = self.attribution.answer_evidence(response[: self.settings.max_response_chars])
-            aligned = {m: a for m, a in self._weigh(u, [answer]).items() if a > 0}
+            text = response[: self.settings.max_response_chars]
+            aligned = {m: a for m, a in self._weigh(u, [self.attribution.answer_evidence(text)]).items() if a > 0}
+            aside = self._weigh(u, [self.attribution.aside_evidence(text)])
+            vetoed = sorted(attribution.vetoed(aligned, aside, attribution.ASIDE_FLOOR))
             for e in (e for e in since_last(u.events, TURN) if e["kind"] == RECALL):
                 group = {m: aligned.get(m, 0.0) for m in e["memory_ids"]}
                 concepts = e["detail"].get("query_concepts") or None
@@ -175,7 +178,10 @@ class Sessions(Part):
                         )
                     except MnemoError:  # deleted meanwhile
                         continue
-            u.add(ALIGN, self._stamp(now), memory_ids=list(aligned), detail={"alignment": aligned})
+            detail: dict[str, Any] = {"alignment": aligned}
+            if vetoed:
+                detail["set_aside"] = vetoed
+            u.add(ALIGN, self._stamp(now), memory_ids=list(aligned), detail=detail)
         return aligned
 
     def _shown(self, events: list[dict[str, Any]]) -> list[str]:
@@ -183,13 +189,23 @@ class Sessions(Part):
         ids = [m for e in events if e["kind"] in SHOWN for m in e["memory_ids"]]
         return list(dict.fromkeys(reversed(ids)))[:CANDIDATES]
 
-    def _weigh(self, u: SessionUnit, evidence: list[set[str]], *, background: bool = True) -> dict[str, float]:
+    def _weigh(
+        self,
+        u: SessionUnit,
+        evidence: list[set[str]],
+        *,
+        background: bool = True,
+        texts: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    ) -> dict[str, float]:
         """How closely the evidence follows each memory shown so far; with `background`, the
         turn's ask is set aside (an answer echoes the problem it answers; an edit's own
         background, the text it replaced, is set aside already)."""
         turns = [e for e in u.events if e["kind"] == TURN]
-        ask = turns[-1]["detail"].get("ask") if turns and background else None
-        return self.attribution.follows(self._shown(u.events), evidence, self.attribution.background(ask))
+        asked = (turns[-1]["detail"].get("ask") or "") if turns else ""
+        ask = asked if background else None
+        # Code the user pasted in the ask is no evidence of following a note that quotes it.
+        texts = [(added, f"{before}\n{asked}") for added, before in texts]
+        return self.attribution.follows(self._shown(u.events), evidence, self.attribution.background(ask), texts)
 
     # --- the user's prompt ----------------------------------------------------------------
 
@@ -272,6 +288,10 @@ class Sessions(Part):
         aligned = self._aligned([e for e in turn if e["seq"] > start and e["kind"] == ACTIONS])
         if not any(aligned.values()):
             aligned = self._aligned([e for e in turn if e["kind"] == ALIGN])
+        # A note the answer itself set aside ("the saved --no-cache tip doesn't apply") was not
+        # followed, whatever the turn's edits share with it.
+        aside = {m for e in turn if e["kind"] == ALIGN for m in e["detail"].get("set_aside", [])}
+        aligned = {m: a for m, a in aligned.items() if m not in aside}
         return self._credit(u, aligned, outcome, label, "prompt", cue, now)
 
     # --- checks -----------------------------------------------------------------------------
@@ -307,7 +327,18 @@ class Sessions(Part):
                 if e["kind"] == CHECK and not e["detail"].get("capture_only") and _identity(e["detail"]) == identity
             ]
             judged = [e["seq"] for e in before if e["kind"] == OUTCOME and e["detail"].get("source") == "prompt"]
-            start = max([previous[-1]["seq"] if previous else 0, *judged])
+            # What another check's failure refuted is judged already: blaming it again for this
+            # one's failure would count one attempt twice (a pass still looks back to this
+            # check's own failure: the fix may have come before a lint error was mended).
+            refuted = [
+                e["seq"]
+                for e in before
+                if status == "fail"
+                and e["kind"] == CHECK
+                and not e["detail"].get("capture_only")
+                and e["detail"].get("status") == "fail"
+            ]
+            start = max([previous[-1]["seq"] if previous else 0, *judged, *refuted[-1:]])
             window = [e for e in before if e["seq"] > start and e["kind"] == ACTIONS]
             changed = sum(int(e["detail"].get("changes", 0)) for e in window) > 0
             credit: SessionCredit | None = None
@@ -315,7 +346,9 @@ class Sessions(Part):
                 credit = self._credit(
                     u, self._aligned(window), s.check_fail_outcome, "check failed", "check", command, now
                 )
-            elif changed and previous and previous[-1]["detail"].get("status") == "fail":
+            elif changed and (
+                (previous and previous[-1]["detail"].get("status") == "fail") or self._told_failed(before, start)
+            ):
                 credit = self._credit(
                     u,
                     self._aligned(window),
@@ -343,6 +376,18 @@ class Sessions(Part):
                 detail["background"] = started_seq
             u.add(CHECK, self._stamp(now), detail=detail)
         return credit
+
+    @staticmethod
+    def _told_failed(events: list[dict[str, Any]], start: int) -> bool:
+        """Did the user say the work failed, as of `start` (their reaction opens a check's window):
+        then a pass after changes is a pass after a failure, theirs."""
+        return any(
+            e["seq"] == start
+            and e["kind"] == OUTCOME
+            and e["detail"].get("source") == "prompt"
+            and e["detail"].get("outcome", 0) < 0
+            for e in events
+        )
 
     def session_background(
         self,

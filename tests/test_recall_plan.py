@@ -1,0 +1,35 @@
+"""What the prompt hook shows (core.recall): in full, as a pointer, or nothing; what worked
+before leads over what merely shares more of the prompt's words."""
+
+from __future__ import annotations
+
+from mnemo_mcp.core.recall import Candidate, RecallPolicy, plan
+
+POLICY = RecallPolicy(full_floor=0.7, lead_floor=0.6, worked_floor=0.35, pointer_floor=0.3)
+
+
+def test_a_memory_that_worked_leads_over_an_untried_one_worded_more_like_the_prompt():
+    untried = Candidate(relevance=0.49, score=0.49)
+    proven = Candidate(relevance=0.34, score=0.36, worked=True)
+    full, pointers = plan([untried, proven], POLICY)
+    assert full == [1]  # the fix that worked, whole
+    assert pointers == [0]  # the untried advice stays reachable, after it
+
+
+def test_what_worked_does_not_lead_when_it_is_far_from_the_best_candidate():
+    untried = Candidate(relevance=0.9, score=0.9)
+    proven = Candidate(relevance=0.35, score=0.36, worked=True)
+    full, pointers = plan([untried, proven], POLICY)
+    assert full == [0] and 1 not in pointers
+
+
+def test_what_failed_is_never_first_and_comes_after_what_did_not():
+    failed = Candidate(relevance=0.8, score=0.8, failed=True)
+    other = Candidate(relevance=0.7, score=0.7)
+    full, pointers = plan([failed, other], POLICY)
+    assert full == [1] and pointers == [0]
+
+
+def test_without_outcomes_the_reads_order_decides():
+    a, b = Candidate(relevance=0.72, score=0.72), Candidate(relevance=0.65, score=0.65)
+    assert plan([a, b], POLICY) == ([0], [1])
