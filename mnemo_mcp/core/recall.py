@@ -11,6 +11,14 @@ nothing. Pure rules over a read's ranked candidates.
 - A memory that was tried and failed is never shown first in full: it becomes a pointer, marked
   as such, after the others; what worked for the same problem leads.
 
+With a read's semantic and lexical parts (an MCP server is up), the decisions go by
+*confidence*, not relevance alone: how likely a candidate is the memory the prompt needs, from
+its semantic and keyword scores and its lead over the best other candidate on each (neighbours of
+one subject score alike; the one the prompt is about stands out), plus what was learned for it
+(score over relevance). Its weights (`CONFIDENCE`) were fit by logistic regression on the tune
+part of the natural prompts; the best candidate is shown (whole at the full floor, else as a
+pointer) at one floor, the others as pointers only at a higher one.
+
 The floors are chosen on the tune part of `benchmarks/data/natural_prompts` (python -m
 benchmarks.natural_prompts); the hook's own keyword fallback, whose relevance is BM25 alone, has
 floors of its own.
@@ -18,9 +26,14 @@ floors of its own.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 GIST_CHARS = 80
+# Logistic weights of semantic, its lead over the best other candidate's, lexical, its lead, and
+# the bias: fit on the tune part of benchmarks/data/natural_prompts (each read's five candidates,
+# 1 where the candidate is a relevant memory), rounded to one decimal.
+CONFIDENCE = (1.4, 1.5, 0.8, 1.4, -2.4)
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,10 @@ class RecallPolicy:
     pointer_floor: float = 0.25  # plausible: a pointer
     pointer_ratio: float = 0.8  # ... and within this share of the best candidate
     notes: int = 3  # notes shown at most, in full and as pointers
+    # By confidence (used when every candidate has its semantic and lexical parts; None: by relevance):
+    full_confidence: float | None = None  # the best candidate this confident: in full
+    best_confidence: float | None = None  # ... this confident: a pointer
+    pointer_confidence: float | None = None  # another candidate this confident: a pointer too
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,8 @@ class Candidate:
     score: float
     failed: bool = False  # tried and failed (its valence is negative and its tally says so)
     worked: bool = False  # it worked when it was used (its valence is positive and its tally says so)
+    semantic: float | None = None  # the read's semantic part (0..1), None when not known
+    lexical: float | None = None  # the read's keyword part (0..1)
 
     @property
     def strength(self) -> float:
@@ -48,10 +67,31 @@ class Candidate:
         return max(self.relevance, self.score)
 
 
+def confidences(candidates: list[Candidate]) -> list[float] | None:
+    """How likely each candidate is the memory the prompt needs (0..1): the logistic of its
+    semantic and lexical parts and its lead on each over the best other candidate, plus what was
+    learned for it (score over relevance, in either direction). None when a part is missing."""
+    if any(c.semantic is None or c.lexical is None for c in candidates):
+        return None
+    w_sem, w_sem_lead, w_lex, w_lex_lead, bias = CONFIDENCE
+    out = []
+    for i, c in enumerate(candidates):
+        others = [o for j, o in enumerate(candidates) if j != i]
+        sem_lead = c.semantic - max((o.semantic for o in others), default=0.0)
+        lex_lead = c.lexical - max((o.lexical for o in others), default=0.0)
+        z = w_sem * c.semantic + w_sem_lead * sem_lead + w_lex * c.lexical + w_lex_lead * lex_lead + bias
+        p = 1.0 / (1.0 + math.exp(-z)) + (c.score - c.relevance)
+        out.append(min(max(p, 0.0), 1.0))
+    return out
+
+
 def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], list[int]]:
     """-> (indexes shown in full, indexes shown as pointers), in the order to show them."""
     if not candidates:
         return [], []
+    conf = confidences(candidates) if policy.full_confidence is not None else None
+    if conf is not None:
+        return _plan_by_confidence(candidates, conf, policy)
     best = candidates[0].strength
     full: list[int] = []
     for i, c in enumerate(candidates):
@@ -69,6 +109,30 @@ def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], 
         for i, c in enumerate(candidates)
         if i not in full and c.strength >= policy.pointer_floor and c.strength >= policy.pointer_ratio * best
     ]
+    pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
+    return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]
+
+
+def _plan_by_confidence(
+    candidates: list[Candidate], conf: list[float], policy: RecallPolicy
+) -> tuple[list[int], list[int]]:
+    """The most confident candidate that did not fail leads: in full when confident enough (or
+    plausible and it worked before), else a pointer; the others are pointers when confident on
+    their own. What failed is never in full and comes after the rest."""
+    full_at = policy.full_confidence if policy.full_confidence is not None else 1.0
+    best_at = policy.best_confidence if policy.best_confidence is not None else full_at
+    other_at = policy.pointer_confidence if policy.pointer_confidence is not None else full_at
+    order = sorted(range(len(candidates)), key=lambda i: (candidates[i].failed, -conf[i]))
+    lead = order[0]
+    full: list[int] = []
+    pointers: list[int] = []
+    if conf[lead] >= best_at:
+        c = candidates[lead]
+        if not c.failed and (conf[lead] >= full_at or c.worked):
+            full.append(lead)
+        else:
+            pointers.append(lead)
+    pointers += [i for i in order[1:] if conf[i] >= other_at]
     pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
     return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]
 
