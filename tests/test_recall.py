@@ -107,3 +107,22 @@ def test_a_read_with_the_model_gives_each_item_its_parts_and_a_keyword_read_none
         assert all(it.semantic is None and it.lexical is None for it in keyword.items)
     finally:
         svc.close()
+
+
+def test_a_failed_attempt_at_the_same_problem_is_no_rival_for_the_fix():
+    fix = cand(0.5, 0.4, worked=True)
+    with_failed = recall.confidences([fix, cand(0.5, 0.4, failed=True), cand(0.2, 0.05)])
+    with_rival = recall.confidences([fix, cand(0.5, 0.4), cand(0.2, 0.05)])
+    assert with_failed is not None and with_rival is not None
+    assert with_failed[0] > with_rival[0]
+
+
+def test_what_worked_before_is_shown_in_full_at_the_relevance_floor_for_what_worked_even_among_look_alikes():
+    policy = RecallPolicy(full_confidence=0.3, best_confidence=0.22, pointer_confidence=0.3, worked_floor=0.35, notes=3)
+    alike = [cand(0.5, 0.3, worked=True), cand(0.5, 0.3), cand(0.49, 0.3)]
+    conf = recall.confidences(alike)
+    assert conf is not None and conf[0] < policy.best_confidence
+    assert alike[0].strength >= policy.worked_floor
+    assert recall.plan(alike, policy)[0] == [0]
+    unproven = [cand(0.5, 0.3), cand(0.5, 0.3), cand(0.49, 0.3)]
+    assert recall.plan(unproven, policy) == ([], [])

@@ -70,13 +70,14 @@ class Candidate:
 def confidences(candidates: list[Candidate]) -> list[float] | None:
     """How likely each candidate is the memory the prompt needs (0..1): the logistic of its
     semantic and lexical parts and its lead on each over the best other candidate, plus what was
-    learned for it (score over relevance, in either direction). None when a part is missing."""
+    learned for it (score over relevance, in either direction). None when a part is missing. A
+    memory that was tried and failed is no rival: the lead is over the others."""
     if any(c.semantic is None or c.lexical is None for c in candidates):
         return None
     w_sem, w_sem_lead, w_lex, w_lex_lead, bias = CONFIDENCE
     out = []
     for i, c in enumerate(candidates):
-        others = [o for j, o in enumerate(candidates) if j != i]
+        others = [o for j, o in enumerate(candidates) if j != i and not o.failed]
         sem_lead = c.semantic - max((o.semantic for o in others), default=0.0)
         lex_lead = c.lexical - max((o.lexical for o in others), default=0.0)
         z = w_sem * c.semantic + w_sem_lead * sem_lead + w_lex * c.lexical + w_lex_lead * lex_lead + bias
@@ -116,8 +117,9 @@ def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], 
 def _plan_by_confidence(
     candidates: list[Candidate], conf: list[float], policy: RecallPolicy
 ) -> tuple[list[int], list[int]]:
-    """The most confident candidate that did not fail leads: in full when confident enough (or
-    plausible and it worked before), else a pointer; the others are pointers when confident on
+    """The most confident candidate that did not fail leads: in full when confident enough, or
+    when it worked before and is plausible (by confidence, or at the relevance floor for what
+    worked, as without confidence), else a pointer; the others are pointers when confident on
     their own. What failed is never in full and comes after the rest."""
     full_at = policy.full_confidence if policy.full_confidence is not None else 1.0
     best_at = policy.best_confidence if policy.best_confidence is not None else full_at
@@ -126,12 +128,12 @@ def _plan_by_confidence(
     lead = order[0]
     full: list[int] = []
     pointers: list[int] = []
-    if conf[lead] >= best_at:
-        c = candidates[lead]
-        if not c.failed and (conf[lead] >= full_at or c.worked):
-            full.append(lead)
-        else:
-            pointers.append(lead)
+    c = candidates[lead]
+    vouched = c.worked and not c.failed and (conf[lead] >= best_at or c.strength >= policy.worked_floor)
+    if vouched or (not c.failed and conf[lead] >= full_at):
+        full.append(lead)
+    elif conf[lead] >= best_at:
+        pointers.append(lead)
     pointers += [i for i in order[1:] if conf[i] >= other_at]
     pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
     return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]
