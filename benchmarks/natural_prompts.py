@@ -53,6 +53,7 @@ CONFIDENT_FULL = (0.25, 0.3, 0.35, 0.4)  # by confidence: the best candidate in 
 CONFIDENT_BEST = (0.14, 0.16, 0.18, 0.2, 0.22, 0.25)  # ... the best candidate as a pointer
 CONFIDENT_OTHER = (0.2, 0.25, 0.3, 0.4, 1.0)  # ... another candidate as a pointer
 MAX_WRONG_FULL, MAX_WRONG_POINTER, MAX_MEDIAN_TOKENS = 0.03, 0.10, 60
+FRONTIER_BOUNDS = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40)  # of wrong pointers, for the tune frontier
 RELEVANCE_FLOORS = {"by_confidence": False, "full_floor": 0.7, "pointer_floor": 0.3, "notes": 3, "tokens": 150}
 SETS = ("prompts", "prompts_words")
 
@@ -168,10 +169,26 @@ def score(prompts, reads, keys, settings, semantic: bool) -> dict[str, float]:
     }
 
 
-def choose(prompts, reads, keys, keyword: bool) -> tuple[dict[str, Any], dict[str, float]]:
-    table = [
-        (setting, score(prompts, reads, keys, settings_for(setting, keyword), not keyword)) for setting in grid(keyword)
-    ]
+def scored_grid(prompts, reads, keys, settings: list[dict[str, Any]], keyword: bool) -> list[tuple[dict, dict]]:
+    return [(setting, score(prompts, reads, keys, settings_for(setting, keyword), not keyword)) for setting in settings]
+
+
+def frontier(table: list[tuple[dict, dict]]) -> dict[str, float]:
+    """The best reach at each bound of wrong pointers (within the wrong-full and token bounds)."""
+    out = {}
+    for bound in FRONTIER_BOUNDS:
+        reach = [
+            v["reach"]
+            for _, v in table
+            if v["wrong_pointer"] <= bound
+            and v["wrong_full"] <= MAX_WRONG_FULL
+            and v["median_tokens"] <= MAX_MEDIAN_TOKENS
+        ]
+        out[f"{bound:.2f}"] = max(reach, default=0.0)
+    return out
+
+
+def choose(table: list[tuple[dict, dict]]) -> tuple[dict[str, Any], dict[str, float]]:
     bounded = [
         (s, v) for s, v in table if v["wrong_full"] <= MAX_WRONG_FULL and v["median_tokens"] <= MAX_MEDIAN_TOKENS
     ]
@@ -186,7 +203,8 @@ def mode_report(splits, reads, keys, keyword: bool) -> dict[str, Any]:
     kind; and test with the defaults in force, and (with the model) by the relevance floors."""
     from mnemo_mcp.config import Settings
 
-    best, tuned = choose(splits["tune"], reads, keys, keyword)
+    table = scored_grid(splits["tune"], reads, keys, grid(keyword), keyword)
+    best, tuned = choose(table)
     chosen = settings_for(best, keyword)
     defaults = Settings()
     semantic = not keyword
@@ -216,6 +234,8 @@ def mode_report(splits, reads, keys, keyword: bool) -> dict[str, Any]:
         old = settings_for(RELEVANCE_FLOORS, keyword)
         out["tune_relevance_floors"] = score(splits["tune"], reads, keys, old, semantic)
         out["test_relevance_floors"] = score(splits["test"], reads, keys, old, semantic)
+        floors = scored_grid(splits["tune"], reads, keys, grid(True), keyword)  # the relevance floors' grid
+        out["tune_frontier"] = {"confidence": frontier(table), "relevance_floors": frontier(floors)}
     for name in SETS:
         out[f"test_{name}"] = score([p for p in splits["test"] if p["set"] == name], reads, keys, chosen, semantic)
     kinds: dict[str, list] = defaultdict(list)
@@ -269,6 +289,12 @@ def print_report(memories, report: dict[str, Any]) -> None:
             ),
         ):
             print(_row(name, v))
+        if "tune_frontier" in r:
+            print(
+                "tune, best reach with wrong pointers at most:", *(f"{b:>5}" for b in r["tune_frontier"]["confidence"])
+            )
+            for rule, reach in r["tune_frontier"].items():
+                print(f"  {rule:44}", *(f"{x:>5.3f}" for x in reach.values()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
