@@ -20,8 +20,13 @@ fence it renders) runs for each setting, and what it would print is scored:
 - quiet: share of prompts with no relevant memory that got nothing;
 - tokens: median and mean tokens printed per prompt (the fence and its guard line included).
 
-The setting kept is the one with the best `reach - wrong pointer / 2` on tune among those with at
-most 3% wrong full injections and a median of at most 60 tokens.
+With the model at hand the hook decides by confidence (core.recall): the grid is then its floors
+for the best candidate in full, the best as a pointer, and the others as pointers; by keywords
+alone it is the relevance floors. The setting kept is the one with the best reach on tune among
+those with at most 3% wrong full injections, at most 10% prompts with a wrong pointer (the
+issue's aims) and a median of at most 60 tokens (the best `reach - wrong pointer / 2` when none
+qualifies). `relevance floors` is the hook's earlier rule (full at 0.7, pointers from 0.3, 3
+notes), for comparison.
 """
 
 from __future__ import annotations
@@ -44,7 +49,12 @@ FULL_FLOORS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75)  # a confident note is shown who
 POINTER_FLOORS = (0.2, 0.25, 0.3, 0.35, 0.4, 1.0)  # 1.0: (almost) no pointers, as the hook was before
 NOTES = (1, 2, 3)
 BUDGETS = (150, 200)
-MAX_WRONG_FULL, MAX_MEDIAN_TOKENS = 0.03, 60
+CONFIDENT_FULL = (0.25, 0.3, 0.35, 0.4)  # by confidence: the best candidate in full
+CONFIDENT_BEST = (0.14, 0.16, 0.18, 0.2, 0.22, 0.25)  # ... the best candidate as a pointer
+CONFIDENT_OTHER = (0.2, 0.25, 0.3, 0.4, 1.0)  # ... another candidate as a pointer
+MAX_WRONG_FULL, MAX_WRONG_POINTER, MAX_MEDIAN_TOKENS = 0.03, 0.10, 60
+FRONTIER_BOUNDS = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40)  # of wrong pointers, for the tune frontier
+RELEVANCE_FLOORS = {"by_confidence": False, "full_floor": 0.7, "pointer_floor": 0.3, "notes": 3, "tokens": 150}
 SETS = ("prompts", "prompts_words")
 
 
@@ -96,7 +106,8 @@ def read_all(svc, prompts: list[dict[str, Any]], keyword_only: bool) -> dict[str
     }
 
 
-def settings_for(full: float, floor: float, notes: int, budget: int, keyword: bool):
+def settings_for(setting: dict[str, Any], keyword: bool):
+    """Settings for one point of the grid (a dict of the names below)."""
     from mnemo_mcp.config import Settings
 
     names = (
@@ -104,9 +115,24 @@ def settings_for(full: float, floor: float, notes: int, budget: int, keyword: bo
         if keyword
         else ("inject_full_relevance", "inject_min_relevance")
     )
-    return Settings().model_copy(
-        update={names[0]: full, names[1]: floor, "inject_top_k": notes, "inject_tokens": budget}
-    )
+    update = {"inject_top_k": setting["notes"], "inject_tokens": setting["tokens"]}
+    update["inject_by_confidence"] = setting.get("by_confidence", False)
+    for key, name in (("full_floor", names[0]), ("pointer_floor", names[1])):
+        if key in setting:
+            update[name] = setting[key]
+    for key in ("full_confidence", "best_confidence", "pointer_confidence"):
+        if key in setting:
+            update[f"inject_{key}"] = setting[key]
+    return Settings().model_copy(update=update)
+
+
+def grid(keyword: bool) -> list[dict[str, Any]]:
+    if keyword:
+        keys, values = ("full_floor", "pointer_floor", "notes", "tokens"), (FULL_FLOORS, POINTER_FLOORS, NOTES, BUDGETS)
+        return [dict(zip(keys, v)) for v in itertools.product(*values)]
+    keys = ("full_confidence", "best_confidence", "pointer_confidence", "notes", "tokens")
+    values = (CONFIDENT_FULL, CONFIDENT_BEST, CONFIDENT_OTHER, (2, 3), BUDGETS)
+    return [{"by_confidence": True, **dict(zip(keys, v))} for v in itertools.product(*values)]
 
 
 def score(prompts, reads, keys, settings, semantic: bool) -> dict[str, float]:
@@ -143,43 +169,92 @@ def score(prompts, reads, keys, settings, semantic: bool) -> dict[str, float]:
     }
 
 
-def choose(prompts, reads, keys, keyword: bool) -> tuple[tuple, dict[tuple, dict[str, float]]]:
-    table = {}
-    for setting in itertools.product(FULL_FLOORS, POINTER_FLOORS, NOTES, BUDGETS):
-        table[setting] = score(prompts, reads, keys, settings_for(*setting, keyword), not keyword)
-    feasible = (
-        [s for s, v in table.items() if v["wrong_full"] <= MAX_WRONG_FULL and v["median_tokens"] <= MAX_MEDIAN_TOKENS]
-        or [s for s, v in table.items() if v["wrong_full"] <= MAX_WRONG_FULL]
-        or list(table)
-    )
-    best = max(feasible, key=lambda s: (round(table[s]["reach"] - table[s]["wrong_pointer"] / 2, 6), s[0], -s[3]))
-    return best, table
+def scored_grid(prompts, reads, keys, settings: list[dict[str, Any]], keyword: bool) -> list[tuple[dict, dict]]:
+    return [(setting, score(prompts, reads, keys, settings_for(setting, keyword), not keyword)) for setting in settings]
+
+
+def frontier(table: list[tuple[dict, dict]]) -> dict[str, float]:
+    """The best reach at each bound of wrong pointers (within the wrong-full and token bounds)."""
+    out = {}
+    for bound in FRONTIER_BOUNDS:
+        reach = [
+            v["reach"]
+            for _, v in table
+            if v["wrong_pointer"] <= bound
+            and v["wrong_full"] <= MAX_WRONG_FULL
+            and v["median_tokens"] <= MAX_MEDIAN_TOKENS
+        ]
+        out[f"{bound:.2f}"] = max(reach, default=0.0)
+    return out
+
+
+def choose(table: list[tuple[dict, dict]]) -> tuple[dict[str, Any], dict[str, float]]:
+    bounded = [
+        (s, v) for s, v in table if v["wrong_full"] <= MAX_WRONG_FULL and v["median_tokens"] <= MAX_MEDIAN_TOKENS
+    ]
+    aimed = [(s, v) for s, v in bounded if v["wrong_pointer"] <= MAX_WRONG_POINTER]
+    if aimed:
+        return max(aimed, key=lambda t: (round(t[1]["reach"], 6), -t[1]["wrong_pointer"], -t[0]["tokens"]))
+    return max(bounded or table, key=lambda t: (round(t[1]["reach"] - t[1]["wrong_pointer"] / 2, 6), -t[0]["tokens"]))
 
 
 def mode_report(splits, reads, keys, keyword: bool) -> dict[str, Any]:
     """One recall mode: the setting chosen on tune; tune and test with it, by prompt set and by
-    kind; and test with the defaults in force."""
+    kind; and test with the defaults in force, and (with the model) by the relevance floors."""
     from mnemo_mcp.config import Settings
 
-    best, table = choose(splits["tune"], reads, keys, keyword)
-    chosen = settings_for(*best, keyword)
+    table = scored_grid(splits["tune"], reads, keys, grid(keyword), keyword)
+    best, tuned = choose(table)
+    chosen = settings_for(best, keyword)
     defaults = Settings()
+    semantic = not keyword
     out: dict[str, Any] = {
-        "chosen_on_tune": dict(zip(("full_floor", "pointer_floor", "notes", "tokens"), best)),
-        "tune": table[best],
-        "test": score(splits["test"], reads, keys, chosen, not keyword),
-        "test_with_defaults": score(splits["test"], reads, keys, defaults, not keyword),
+        "chosen_on_tune": best,
+        "tune": tuned,
+        "test": score(splits["test"], reads, keys, chosen, semantic),
+        "test_with_defaults": score(splits["test"], reads, keys, defaults, semantic),
         "test_without_pointers": score(
-            splits["test"], reads, keys, settings_for(best[0], 1.0, 1, best[3], keyword), not keyword
+            splits["test"],
+            reads,
+            keys,
+            settings_for(
+                {
+                    **best,
+                    "pointer_floor": 1.0,
+                    "pointer_confidence": 1.0,
+                    "best_confidence": best.get("full_confidence", 1.0),
+                    "notes": 1,
+                },
+                keyword,
+            ),
+            semantic,
         ),
     }
+    if semantic:
+        old = settings_for(RELEVANCE_FLOORS, keyword)
+        out["tune_relevance_floors"] = score(splits["tune"], reads, keys, old, semantic)
+        out["test_relevance_floors"] = score(splits["test"], reads, keys, old, semantic)
+        floors = scored_grid(splits["tune"], reads, keys, grid(True), keyword)  # the relevance floors' grid
+        out["tune_frontier"] = {"confidence": frontier(table), "relevance_floors": frontier(floors)}
     for name in SETS:
-        out[f"test_{name}"] = score([p for p in splits["test"] if p["set"] == name], reads, keys, chosen, not keyword)
+        out[f"test_{name}"] = score([p for p in splits["test"] if p["set"] == name], reads, keys, chosen, semantic)
     kinds: dict[str, list] = defaultdict(list)
     for p in splits["test"]:
         kinds[p["kind"]].append(p)
-    out["test_by_kind"] = {k: score(ps, reads, keys, chosen, not keyword) for k, ps in sorted(kinds.items())}
+    out["test_by_kind"] = {k: score(ps, reads, keys, chosen, semantic) for k, ps in sorted(kinds.items())}
+    out["test_top_candidates"] = top_candidates(splits["test"], reads, keys)
+    out["tune_top_candidates"] = top_candidates(splits["tune"], reads, keys)
     return out
+
+
+def top_candidates(prompts, reads, keys) -> dict[str, float]:
+    """Share of answerable prompts with a relevant memory among the read's first 1, 3 and 5."""
+    answerable = [p for p in prompts if p["relevant"]]
+    n = len(answerable) or 1
+    return {
+        f"top{k}": sum(any(keys[it.id] in p["relevant"] for it in reads[p["id"]].items[:k]) for p in answerable) / n
+        for k in (1, 3, 5)
+    }
 
 
 def _row(name: str, v: dict[str, float]) -> str:
@@ -194,10 +269,8 @@ def print_report(memories, report: dict[str, Any]) -> None:
     for mode in ("semantic", "keyword"):
         r = report[mode]
         c = r["chosen_on_tune"]
-        print(
-            f"\n{mode} (chosen on tune: full at {c['full_floor']}, pointers from {c['pointer_floor']}, "
-            f"{c['notes']} notes, {c['tokens']} tokens)"
-        )
+        print(f"\n{mode} (chosen on tune: {', '.join(f'{k} {v}' for k, v in c.items())})")
+        print(f"top candidates: tune {r['tune_top_candidates']}, test {r['test_top_candidates']}")
         print(f"{'':28} {'reach':>6} {'in full':>7} {'wrong':>6} {'wrong':>7} {'quiet':>6} {'tokens':>13}")
         print(f"{'':28} {'':>6} {'':>7} {'full':>6} {'pointer':>7} {'':>6} {'median':>6} {'mean':>6}")
         for name, v in (
@@ -206,8 +279,22 @@ def print_report(memories, report: dict[str, Any]) -> None:
             *((f"test, {s}", r[f"test_{s}"]) for s in SETS),
             ("test, defaults", r["test_with_defaults"]),
             ("test, one note, no pointers", r["test_without_pointers"]),
+            *(
+                (name, r[key])
+                for name, key in (
+                    ("tune, relevance floors", "tune_relevance_floors"),
+                    ("test, relevance floors", "test_relevance_floors"),
+                )
+                if key in r
+            ),
         ):
             print(_row(name, v))
+        if "tune_frontier" in r:
+            print(
+                "tune, best reach with wrong pointers at most:", *(f"{b:>5}" for b in r["tune_frontier"]["confidence"])
+            )
+            for rule, reach in r["tune_frontier"].items():
+                print(f"  {rule:44}", *(f"{x:>5.3f}" for x in reach.values()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -229,6 +229,21 @@ class Settings(BaseSettings):
     inject_min_relevance: float = Field(
         0.3, ge=0.0, le=1.0, description="nothing below this relevance is shown, not even as a one-line pointer"
     )
+    inject_by_confidence: bool = Field(
+        True, description="with the model at hand, decide by confidence (core.recall) rather than relevance floors"
+    )
+    inject_full_confidence: float = Field(
+        0.3, ge=0.0, le=1.0, description="the best candidate this confident is shown in full"
+    )
+    inject_best_confidence: float = Field(
+        0.22,
+        ge=0.0,
+        le=1.0,
+        description="the best candidate this confident is shown, as a pointer under the full floor",
+    )
+    inject_pointer_confidence: float = Field(
+        0.3, ge=0.0, le=1.0, description="another candidate this confident is shown as a pointer too"
+    )
     inject_full_relevance_keyword: float = Field(
         0.75, ge=0.0, le=1.0, description="the full floor when no server answers and the hook recalls by keywords alone"
     )
@@ -413,6 +428,15 @@ class Settings(BaseSettings):
             worked_floor=min(floor + 0.05, full),
             pointer_floor=floor,
             notes=self.inject_top_k,
+            **(
+                {
+                    "full_confidence": self.inject_full_confidence,
+                    "best_confidence": self.inject_best_confidence,
+                    "pointer_confidence": self.inject_pointer_confidence,
+                }
+                if semantic and self.inject_by_confidence
+                else {}
+            ),
         )
 
     def alignment_rule(self, scale: float = 1.0) -> AlignmentRule:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic.json_schema import SkipJsonSchema
 
 
 class SimilarMemory(BaseModel):
@@ -67,6 +68,9 @@ class MemoryItem(BaseModel):
     outcome: str | None = Field(
         None, description='what happened when it was used: "worked before (2x)", "tried before, failed (1x)", "new"'
     )
+    # The parts of relevance, for the prompt hook's decision (core.recall): never shown to the model.
+    semantic: SkipJsonSchema[float | None] = Field(None, exclude=True)
+    lexical: SkipJsonSchema[float | None] = Field(None, exclude=True)
 
     @model_serializer(mode="wrap")
     def _drop_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

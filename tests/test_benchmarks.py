@@ -256,7 +256,9 @@ def test_natural_prompts_quick(tmp_path: Path) -> None:
     for mode in ("semantic", "keyword"):
         r = report[mode]
         chosen = r["chosen_on_tune"]
-        assert chosen["pointer_floor"] >= 0.0 and chosen["notes"] >= 1 and chosen["full_floor"] <= 1.0
+        floors = ("full_confidence", "best_confidence") if mode == "semantic" else ("full_floor", "pointer_floor")
+        assert chosen["notes"] >= 1 and all(0.0 <= chosen[f] <= 1.0 for f in floors)
+        assert chosen.get("by_confidence", False) == (mode == "semantic")
         for key in ("reach", "in_full", "wrong_full", "wrong_pointer", "quiet"):
             assert 0.0 <= r["test"][key] <= 1.0
         # Pointers reach more than one note in full alone, and say less on prompts with no answer.

@@ -114,6 +114,7 @@ def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, p
     ids = seed(env["MNEMO_DB"], real_embedder)
     floor = {
         "MNEMO_INJECT_MIN_RELEVANCE": "0.05",
+        "MNEMO_INJECT_BY_CONFIDENCE": "false",  # the relevance floors, low: anything by meaning
         "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "0.05",
         "MNEMO_INJECT_TOP_K": "3",
     }
@@ -137,6 +138,7 @@ def test_with_a_server_up_the_hook_injects_in_the_order_memory_read_gives(env, p
 def test_the_hooks_own_settings_apply_not_the_servers(env, project, server):
     wide = {
         "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+        "MNEMO_INJECT_BY_CONFIDENCE": "false",
         "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
         "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0",
         "MNEMO_INJECT_TOKENS": "400",
@@ -177,6 +179,7 @@ def test_a_server_loading_its_model_is_waited_for_and_answers_by_meaning(env, pr
     threading.Timer(0.6, lambda: setattr(server, "is_ready", True)).start()
     only_server = {
         "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+        "MNEMO_INJECT_BY_CONFIDENCE": "false",
         "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
         "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0",
     }
@@ -200,6 +203,7 @@ def test_a_server_of_another_model_is_not_asked(env, project, server):
         prompt(project, "webhook retries backoff"),
         MNEMO_EMBED_MODEL="mnemo-hash-32",
         MNEMO_INJECT_MIN_RELEVANCE="0.0",
+        MNEMO_INJECT_BY_CONFIDENCE="false",
         MNEMO_INJECT_MIN_RELEVANCE_KEYWORD="1.0",
         MNEMO_INJECT_FULL_RELEVANCE_KEYWORD="1.0",
     )
@@ -371,6 +375,7 @@ def test_several_servers_on_one_file_answer_hooks_and_leave_no_socket_behind(env
         wait_for(lambda: os.path.isdir(folder) and len(os.listdir(folder)) == 2)
         only_server = {
             "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+            "MNEMO_INJECT_BY_CONFIDENCE": "false",
             "MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0",
             "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0",
         }

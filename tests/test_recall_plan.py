@@ -33,3 +33,20 @@ def test_what_failed_is_never_first_and_comes_after_what_did_not():
 def test_without_outcomes_the_reads_order_decides():
     a, b = Candidate(relevance=0.72, score=0.72), Candidate(relevance=0.65, score=0.65)
     assert plan([a, b], POLICY) == ([0], [1])
+
+
+def test_what_worked_leads_when_the_hook_decides_by_confidence_too():
+    policy = RecallPolicy(
+        full_floor=0.7,
+        lead_floor=0.6,
+        worked_floor=0.35,
+        pointer_floor=0.3,
+        full_confidence=0.3,
+        best_confidence=0.22,
+        pointer_confidence=0.3,
+    )
+    untried = Candidate(relevance=0.5, score=0.5, semantic=0.6, lexical=0.5)
+    proven = Candidate(relevance=0.36, score=0.38, semantic=0.45, lexical=0.2, worked=True)
+    full, pointers = plan([untried, proven], policy)
+    assert full == [1]
+    assert plan([untried, Candidate(relevance=0.36, score=0.36, semantic=0.45, lexical=0.2)], policy)[0] == [0]

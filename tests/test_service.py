@@ -259,6 +259,19 @@ def test_read_filters_by_tags_and_domain(hash_service):
     assert len(hash_service.read("alpha notes", top_k=10).items) == 3
 
 
+def test_a_read_with_the_model_gives_the_parts_of_relevance_for_the_prompt_hook_and_a_keyword_read_none(
+    hash_service,
+):
+    hash_service.write("kappa lambda sigma")
+    hash_service.write("completely different words here")
+    top = hash_service.read("kappa lambda", top_k=2, record=False).items[0]
+    assert top.semantic is not None and top.lexical is not None and top.lexical > 0
+    s = hash_service.settings
+    assert abs(top.relevance - (s.sem_weight * top.semantic + (1 - s.sem_weight) * top.lexical)) < 1e-3
+    keyword = hash_service.read("kappa lambda", top_k=2, keyword_only=True, record=False).items
+    assert keyword and all(it.semantic is None and it.lexical is None for it in keyword)
+
+
 def test_min_relevance_is_applied_only_when_asked(hash_service):
     hash_service.write("kappa lambda")
     hash_service.write("completely different words here")

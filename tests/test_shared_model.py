@@ -130,7 +130,11 @@ def _prompt_hook(db: Path, project: Path, text: str) -> str:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
     env |= {"MNEMO_DB": str(db), "MNEMO_HOOK_LOG": str(db) + ".hooks.log"}
     # By meaning only: in full from any relevance; keywords (the hook alone) would show nothing.
-    env |= {"MNEMO_INJECT_FULL_RELEVANCE": "0.0", "MNEMO_INJECT_MIN_RELEVANCE": "0.0"}
+    env |= {
+        "MNEMO_INJECT_BY_CONFIDENCE": "false",
+        "MNEMO_INJECT_FULL_RELEVANCE": "0.0",
+        "MNEMO_INJECT_MIN_RELEVANCE": "0.0",
+    }
     env |= {"MNEMO_INJECT_MIN_RELEVANCE_KEYWORD": "1.0", "MNEMO_INJECT_FULL_RELEVANCE_KEYWORD": "1.0"}
     payload = {"session_id": text[:8], "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": text}
     done = hook(env, "UserPromptSubmit", payload)

@@ -11,9 +11,17 @@ nothing. Pure rules over a read's ranked candidates.
 - A memory that was tried and failed is never shown first in full: it becomes a pointer, marked
   as such, after the others; what worked for the same problem leads.
 - Proven first: a memory that worked when it was used, and is plausible for the prompt (at the
-  pointer floor and within `proven_ratio` of the best candidate), leads over memories nobody has
-  tried that merely share more of the prompt's words. Outcomes are evidence that similarity is not:
-  the advice people give first is often worded most like the problem.
+  pointer floor and within `proven_ratio` of the best candidate's relevance), leads over memories
+  nobody has tried that merely share more of the prompt's words. Outcomes are evidence that
+  similarity is not: the advice people give first is often worded most like the problem.
+
+With a read's semantic and lexical parts (an MCP server is up), the decisions go by
+*confidence*, not relevance alone: how likely a candidate is the memory the prompt needs, from
+its semantic and keyword scores and its lead over the best other candidate on each (neighbours of
+one subject score alike; the one the prompt is about stands out), plus what was learned for it
+(score over relevance). Its weights (`CONFIDENCE`) were fit by logistic regression on the tune
+part of the natural prompts; the best candidate is shown (whole at the full floor, else as a
+pointer) at one floor, the others as pointers only at a higher one.
 
 The floors are chosen on the tune part of `benchmarks/data/natural_prompts` (python -m
 benchmarks.natural_prompts); the hook's own keyword fallback, whose relevance is BM25 alone, has
@@ -22,9 +30,14 @@ floors of its own.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 GIST_CHARS = 80
+# Logistic weights of semantic, its lead over the best other candidate's, lexical, its lead, and
+# the bias: fit on the tune part of benchmarks/data/natural_prompts (each read's five candidates,
+# 1 where the candidate is a relevant memory), rounded to one decimal.
+CONFIDENCE = (1.4, 1.5, 0.8, 1.4, -2.4)
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,10 @@ class RecallPolicy:
     pointer_ratio: float = 0.8  # ... and within this share of the best candidate
     notes: int = 3  # notes shown at most, in full and as pointers
     proven_ratio: float = 0.6  # a memory that worked leads when it is this close to the best candidate
+    # By confidence (used when every candidate has its semantic and lexical parts; None: by relevance):
+    full_confidence: float | None = None  # the best candidate this confident: in full
+    best_confidence: float | None = None  # ... this confident: a pointer
+    pointer_confidence: float | None = None  # another candidate this confident: a pointer too
 
 
 @dataclass(frozen=True)
@@ -45,6 +62,8 @@ class Candidate:
     score: float
     failed: bool = False  # tried and failed (its valence is negative and its tally says so)
     worked: bool = False  # it worked when it was used (its valence is positive and its tally says so)
+    semantic: float | None = None  # the read's semantic part (0..1), None when not known
+    lexical: float | None = None  # the read's keyword part (0..1)
 
     @property
     def strength(self) -> float:
@@ -69,10 +88,32 @@ def proven(candidates: list[Candidate], policy: RecallPolicy) -> int | None:
     )
 
 
+def confidences(candidates: list[Candidate]) -> list[float] | None:
+    """How likely each candidate is the memory the prompt needs (0..1): the logistic of its
+    semantic and lexical parts and its lead on each over the best other candidate, plus what was
+    learned for it (score over relevance, in either direction). None when a part is missing. A
+    memory that was tried and failed is no rival: the lead is over the others."""
+    if any(c.semantic is None or c.lexical is None for c in candidates):
+        return None
+    w_sem, w_sem_lead, w_lex, w_lex_lead, bias = CONFIDENCE
+    out = []
+    for i, c in enumerate(candidates):
+        others = [o for j, o in enumerate(candidates) if j != i and not o.failed]
+        sem_lead = c.semantic - max((o.semantic for o in others), default=0.0)
+        lex_lead = c.lexical - max((o.lexical for o in others), default=0.0)
+        z = w_sem * c.semantic + w_sem_lead * sem_lead + w_lex * c.lexical + w_lex_lead * lex_lead + bias
+        p = 1.0 / (1.0 + math.exp(-z)) + (c.score - c.relevance)
+        out.append(min(max(p, 0.0), 1.0))
+    return out
+
+
 def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], list[int]]:
     """-> (indexes shown in full, indexes shown as pointers), in the order to show them."""
     if not candidates:
         return [], []
+    conf = confidences(candidates) if policy.full_confidence is not None else None
+    if conf is not None:
+        return _plan_by_confidence(candidates, conf, policy)
     best = max(c.strength for c in candidates)
     lead = proven(candidates, policy)
     ranked = list(range(len(candidates)))
@@ -89,7 +130,7 @@ def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], 
         )
         if confident or (c.worked and c.strength >= policy.worked_floor):
             full.append(i)
-        break  # only the lead (the best non-failed candidate) may be shown in full
+        break  # only the best non-failed candidate may be shown in full
     pointers = [
         i
         for i in ranked
@@ -97,6 +138,35 @@ def plan(candidates: list[Candidate], policy: RecallPolicy) -> tuple[list[int], 
         and candidates[i].strength >= policy.pointer_floor
         and (i == lead or candidates[i].strength >= policy.pointer_ratio * best)
     ]
+    pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
+    return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]
+
+
+def _plan_by_confidence(
+    candidates: list[Candidate], conf: list[float], policy: RecallPolicy
+) -> tuple[list[int], list[int]]:
+    """The most confident candidate that did not fail leads: in full when confident enough, or
+    when it worked before and is plausible (by confidence, or at the relevance floor for what
+    worked, as without confidence), else a pointer; the others are pointers when confident on
+    their own. What failed is never in full and comes after the rest."""
+    full_at = policy.full_confidence if policy.full_confidence is not None else 1.0
+    best_at = policy.best_confidence if policy.best_confidence is not None else full_at
+    other_at = policy.pointer_confidence if policy.pointer_confidence is not None else full_at
+    order = sorted(range(len(candidates)), key=lambda i: (candidates[i].failed, -conf[i]))
+    lead = proven(candidates, policy)
+    if lead is not None:  # what worked before leads (proven first)
+        order.insert(0, order.pop(order.index(lead)))
+    else:
+        lead = order[0]
+    full: list[int] = []
+    pointers: list[int] = []
+    c = candidates[lead]
+    vouched = c.worked and not c.failed and (conf[lead] >= best_at or c.strength >= policy.worked_floor)
+    if vouched or (not c.failed and conf[lead] >= full_at):
+        full.append(lead)
+    elif conf[lead] >= best_at or (c.worked and not c.failed):  # a proven lead is at least a pointer
+        pointers.append(lead)
+    pointers += [i for i in order[1:] if conf[i] >= other_at]
     pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
     return full[: policy.notes], pointers[: max(policy.notes - len(full), 0)]
 

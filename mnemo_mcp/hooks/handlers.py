@@ -87,6 +87,8 @@ def _candidate(it: Any) -> recall.Candidate:
         score=it.score,
         failed=it.valence < -0.05 and "failed" in label,
         worked=it.valence > 0.05 and "worked" in label,
+        semantic=it.semantic,
+        lexical=it.lexical,
     )
 
 

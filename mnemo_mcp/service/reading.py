@@ -192,10 +192,8 @@ class Reading(Part):
             "metadata": row["metadata"],
         }
 
-    def _item(
-        self, row: dict[str, Any], ranked: tuple[int, float, float, str | None], show_quarantined: bool = False
-    ) -> MemoryItem:
-        _, rel, score, via = ranked
+    def _item(self, row: dict[str, Any], ranked: tuple, show_quarantined: bool = False) -> MemoryItem:
+        _, rel, score, via, (semantic, lexical) = ranked
         quarantine = row.get("quarantine")
         return MemoryItem(
             id=row["id"],
@@ -218,6 +216,8 @@ class Reading(Part):
             quarantined=quarantine.get("reason") if quarantine else None,
             provenance=provenance_line(row) if quarantine else None,
             outcome=rules.outcome_label(row["metadata"].get("outcomes"), row["valence"]),
+            semantic=semantic,
+            lexical=lexical,
         )
 
     def _candidates(
@@ -292,9 +292,10 @@ class Reading(Part):
         *,
         exclude_quarantined: bool = False,
         now: datetime | None = None,
-    ) -> tuple[list[tuple[int, float, float, str | None]], list[str]]:
+    ) -> tuple[list[tuple], list[str]]:
         """Every candidate as (rowid, relevance, score, the linked concept it was reached through
-        or None), best first, and the concepts the query was expanded with."""
+        or None, (semantic, lexical) or (None, None) without a query vector), best first, and the
+        concepts the query was expanded with."""
         s = self.settings
         pool = max(s.candidates, 2 * k)
         # Without a query vector, relevance is the keyword score alone (not 60% of it).
@@ -335,10 +336,15 @@ class Reading(Part):
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            out.append((rowid, rel, score, via, created_at, mid, bool(quarantined)))
+            parts = (
+                (rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil), rules.lexical_score(c.bm25, idf_total))
+                if vector is not None
+                else (None, None)
+            )
+            out.append((rowid, rel, score, via, created_at, mid, bool(quarantined), parts))
         # A quarantined note comes after every other: however relevant, it is never the first answer.
         out.sort(key=lambda t: (t[6], -t[2], -t[1], t[4], t[5]))
-        return [t[:4] for t in out], [c for c, _ in expanded]
+        return [(*t[:4], t[7]) for t in out], [c for c, _ in expanded]
 
     def _cues(self, memory_ids: list[str], concepts: list[str], now: datetime | None) -> dict[str, dict[str, float]]:
         """The query->memory links of these memories for the query's concepts, faded by the time
