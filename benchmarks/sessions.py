@@ -81,7 +81,8 @@ async def servers_memory(db: Path, count: int, extra_env: dict[str, str], questi
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
+    # PYTHONPATH too: a checkout run with it (not the editable install) is the code measured.
+    env = {k: os.environ[k] for k in ("HOME", "PATH", "PYTHONPATH") if k in os.environ} | {
         "MNEMO_DB": str(db),
         "MNEMO_PROJECT": "bench",
         "MNEMO_AUTO_BACKUP": "false",

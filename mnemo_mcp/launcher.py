@@ -9,6 +9,23 @@ from __future__ import annotations
 import sys
 
 
+def _server_without_uvicorn():
+    """`server.serve`, imported with `import uvicorn` failing meanwhile. The SDK's HTTP
+    transport imports sse_starlette, which imports uvicorn (and with it click, multiprocessing,
+    logging.config) only to patch uvicorn's shutdown, inside `try: ... except ImportError`
+    ("graceful shutdown disabled"). A stdio server never runs uvicorn, and those imports were
+    ~3 MB of every server's private memory. Afterwards `import uvicorn` works again."""
+    blocked = "uvicorn" not in sys.modules
+    if blocked:
+        sys.modules["uvicorn"] = None  # type: ignore[assignment]  # a None entry: import raises ImportError
+    try:
+        from .server import serve
+    finally:
+        if blocked and sys.modules.get("uvicorn", 0) is None:
+            del sys.modules["uvicorn"]
+    return serve
+
+
 def main() -> int:
     argv = sys.argv[1:]
     if len(argv) == 2 and argv[0] == "hook" and not argv[1].startswith("-"):
@@ -30,7 +47,7 @@ def main() -> int:
             from .probe import answer_early
 
             answer_early()  # Claude Code's first probe answered before the SDK is even imported
-        from .server import serve
+        serve = _server_without_uvicorn()
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mnemo-mcp: %(levelname)s %(message)s")
         serve()

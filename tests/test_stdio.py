@@ -156,3 +156,32 @@ async def test_after_the_early_probe_a_modern_client_lists_and_calls_the_tools(t
         assert {"memory_read", "memory_write", "memory_feedback"} <= names
         w = await c.call_tool("memory_write", {"content": "Webhook signatures expire after five minutes."})
         assert not w.is_error, w.content
+
+
+def test_the_stdio_server_imports_the_sdk_without_uvicorn_and_uvicorn_still_imports_after(tmp_path):
+    # The SDK's sse_starlette imports uvicorn only to patch its shutdown, within `except
+    # ImportError`; a stdio server never runs it, so the launcher keeps it out (~3 MB a server).
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from mnemo_mcp import launcher\n"
+        "serve = launcher._server_without_uvicorn()\n"
+        "import mcp.server.mcpserver, sse_starlette\n"
+        "print(callable(serve), 'uvicorn' in sys.modules, 'click' in sys.modules)\n"
+        "import uvicorn\n"
+        "print(uvicorn.Server.__name__)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "False", "Server"]
+    # Without the launcher's guard the SDK does import it: the test above is not vacuous.
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys, mcp.server.mcpserver; print('uvicorn' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert bare.stdout.strip() == "True", bare.stderr
