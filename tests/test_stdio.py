@@ -158,30 +158,50 @@ async def test_after_the_early_probe_a_modern_client_lists_and_calls_the_tools(t
         assert not w.is_error, w.content
 
 
-def test_the_stdio_server_imports_the_sdk_without_uvicorn_and_uvicorn_still_imports_after(tmp_path):
+def test_the_stdio_server_imports_no_uvicorn_sdk_client_nor_httpx2_and_they_still_import_after(tmp_path):
     # The SDK's sse_starlette imports uvicorn only to patch its shutdown, within `except
-    # ImportError`; a stdio server never runs it, so the launcher keeps it out (~3 MB a server).
+    # ImportError`; `mcp/__init__` imports the client side, and the resources module httpx2,
+    # for names a stdio server never uses: the launcher keeps them out (~3, ~1, ~2.5 MB a server).
     import subprocess
 
     code = (
         "import sys\n"
         "from mnemo_mcp import launcher\n"
+        "for package in launcher.DEFERRED_PACKAGES:\n"
+        "    launcher._deferred(package)\n"
         "serve = launcher._server_without_uvicorn()\n"
         "import mcp.server.mcpserver, sse_starlette\n"
-        "print(callable(serve), 'uvicorn' in sys.modules, 'click' in sys.modules)\n"
-        "import uvicorn\n"
-        "print(uvicorn.Server.__name__)\n"
+        "print(callable(serve), 'uvicorn' in sys.modules, 'mcp.client' in sys.modules, 'httpx2._client' in sys.modules)\n"
+        "import httpx2, uvicorn\n"
+        "from mcp import Client, types\n"  # the SDK's package names: its __init__ runs now
+        "import mcp\n"
+        "print(uvicorn.Server.__name__, Client.__name__, mcp.StdioServerParameters.__name__, types.Tool.__name__,"
+        " httpx2.AsyncClient.__name__)\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "False", "False", "Server"]
-    # Without the launcher's guard the SDK does import it: the test above is not vacuous.
+    assert out.stdout.split() == [
+        "True",
+        "False",
+        "False",
+        "False",
+        "Server",
+        "Client",
+        "StdioServerParameters",
+        "Tool",
+        "AsyncClient",
+    ]
+    # Without the launcher's guards the SDK does import them: the test above is not vacuous.
     bare = subprocess.run(
-        [sys.executable, "-c", "import sys, mcp.server.mcpserver; print('uvicorn' in sys.modules)"],
+        [
+            sys.executable,
+            "-c",
+            "import sys, mcp.server.mcpserver as m; print(*(n in sys.modules for n in ('uvicorn', 'mcp.client', 'httpx2._client')))",
+        ],
         capture_output=True,
         text=True,
         env=env,
         timeout=120,
     )
-    assert bare.stdout.strip() == "True", bare.stderr
+    assert bare.stdout.split() == ["True", "True", "True"], bare.stderr
