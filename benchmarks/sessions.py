@@ -46,8 +46,9 @@ def _proc_memory(pid: int) -> dict[str, float]:
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("Pss:"):
-                    out["Pss"] = int(line.split()[1]) / 1024
+                if line.startswith(("Pss:", "Private_Clean:", "Private_Dirty:")):
+                    key = "Pss" if line.startswith("Pss:") else "Private"
+                    out[key] = out.get(key, 0.0) + int(line.split()[1]) / 1024
     except OSError:
         pass
     return out
@@ -81,7 +82,8 @@ async def servers_memory(db: Path, count: int, extra_env: dict[str, str], questi
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
+    # PYTHONPATH too: a checkout run with it (not the editable install) is the code measured.
+    env = {k: os.environ[k] for k in ("HOME", "PATH", "PYTHONPATH") if k in os.environ} | {
         "MNEMO_DB": str(db),
         "MNEMO_PROJECT": "bench",
         "MNEMO_AUTO_BACKUP": "false",
@@ -101,14 +103,20 @@ async def servers_memory(db: Path, count: int, extra_env: dict[str, str], questi
                 raise RuntimeError(f"server {i}: {wrote.content or read.content}")
         time.sleep(0.5)  # background threads settle (consolidation is off; warm-up is done)
         per = {pid: _proc_memory(pid) for pid in _servers()}
-    rss = [m["VmRSS"] for m in per.values()]
-    pss = [m.get("Pss", m["VmRSS"]) for m in per.values()]
+    ordered = sorted(per.values(), key=lambda m: -m["VmRSS"])  # the model's host first
+    rss = [m["VmRSS"] for m in ordered]
+    pss = [m.get("Pss", m["VmRSS"]) for m in ordered]
     return {
         "servers": len(per),
         "rss_sum_mb": sum(rss),
         "pss_sum_mb": sum(pss),
         "peak_rss_max_mb": max(m["VmHWM"] for m in per.values()),
-        "per_server_rss_mb": sorted(rss, reverse=True),
+        "per_server_rss_mb": rss,
+        # Each server's own PSS and private pages (written only by it), largest RSS first: a
+        # further server's figures measured on it, where the difference of sums above also
+        # carries how the host's shared pages were counted in two separate runs.
+        "per_server_pss_mb": pss,
+        "per_server_private_mb": [m.get("Private", m["VmRSS"]) for m in ordered],
     }
 
 
@@ -153,20 +161,30 @@ def run(
     return out
 
 
+def _further_own(row: dict[str, Any]) -> str:
+    """Mean own PSS / private MB of the servers after the first (the largest: the model's host)."""
+    pss, private = row.get("per_server_pss_mb", [])[1:], row.get("per_server_private_mb", [])[1:]
+    if not pss or not private:
+        return ""
+    return f"{sum(pss) / len(pss):.1f} / {sum(private) / len(private):.1f}"
+
+
 def report(result: dict[str, Any]) -> str:
     lines = [
         f"Resident memory of MCP servers on one store of {result['memories']} memories, each after a write"
         " and a read (MB):",
-        "| | servers | sum of RSS | sum of PSS | PSS per further server | largest peak RSS |",
-        "|---|---|---|---|---|---|",
+        "| | servers | sum of RSS | sum of PSS | PSS per further server | a further server's own PSS / private"
+        " (mean) | largest peak RSS |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, rows in result["configs"].items():
         one = rows.get(1) or rows.get("1")
         for count, r in rows.items():
             further = (r["pss_sum_mb"] - one["pss_sum_mb"]) / (int(count) - 1) if int(count) > 1 and one else None
+            own = _further_own(r)
             lines.append(
                 f"| {label} | {count} | {r['rss_sum_mb']:.0f} | {r['pss_sum_mb']:.0f} | "
-                f"{'' if further is None else f'{further:.0f}'} | {r['peak_rss_max_mb']:.0f} |"
+                f"{'' if further is None else f'{further:.0f}'} | {own} | {r['peak_rss_max_mb']:.0f} |"
             )
     e = result["embeddings"]
     lines.append(

@@ -8,6 +8,59 @@ from __future__ import annotations
 
 import sys
 
+# Packages whose `__init__` runs only when one of its names is asked for (see _deferred):
+# `mcp`'s imports the SDK's client side (Client; stdio, SSE, streamable-HTTP transports; session
+# groups) for its names, and the server imports only its submodules (`mcp.server.mcpserver`);
+# `httpx2` is imported by the SDK's resources module for the HTTP resources a server may define
+# (mnemo defines none). ~1.2 and ~2.5 MB of every server's private memory.
+DEFERRED_PACKAGES = ("mcp", "httpx2")
+
+
+def _deferred(name: str) -> None:
+    """Put the package `name` in sys.modules with its `__init__` not run yet: the first
+    attribute asked of it (`from mcp import Client`, `httpx2.AsyncClient`) runs it in the same
+    module object, then answers. Its submodules import as before."""
+    import importlib.util
+    import threading
+
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    package = importlib.util.module_from_spec(spec)
+    lock = threading.Lock()
+
+    def complete(attribute: str):
+        with lock:
+            if package.__dict__.get("__getattr__") is complete:
+                del package.__dict__["__getattr__"]
+                spec.loader.exec_module(package)  # the real __init__
+        try:
+            return package.__dict__[attribute]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
+
+    package.__dict__["__getattr__"] = complete
+    sys.modules[name] = package
+
+
+def _server_without_uvicorn():
+    """`server.serve`, imported with `import uvicorn` failing meanwhile. The SDK's HTTP
+    transport imports sse_starlette, which imports uvicorn (and with it click, multiprocessing,
+    logging.config) only to patch uvicorn's shutdown, inside `try: ... except ImportError`
+    ("graceful shutdown disabled"). A stdio server never runs uvicorn, and those imports were
+    ~3 MB of every server's private memory. Afterwards `import uvicorn` works again."""
+    blocked = "uvicorn" not in sys.modules
+    if blocked:
+        sys.modules["uvicorn"] = None  # type: ignore[assignment]  # a None entry: import raises ImportError
+    try:
+        from .server import serve
+    finally:
+        if blocked and sys.modules.get("uvicorn", 0) is None:
+            del sys.modules["uvicorn"]
+    return serve
+
 
 def main() -> int:
     argv = sys.argv[1:]
@@ -30,7 +83,9 @@ def main() -> int:
             from .probe import answer_early
 
             answer_early()  # Claude Code's first probe answered before the SDK is even imported
-        from .server import serve
+        for package in DEFERRED_PACKAGES:
+            _deferred(package)
+        serve = _server_without_uvicorn()
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mnemo-mcp: %(levelname)s %(message)s")
         serve()

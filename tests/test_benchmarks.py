@@ -228,6 +228,8 @@ def test_sessions_quick_two_servers_sharing_a_model_hold_less_than_two_with_thei
     before, now = (report["configs"][label]["2"] for label in report["configs"])
     assert before["servers"] == now["servers"] == 2
     assert now["pss_sum_mb"] < before["pss_sum_mb"] - 60  # one model less, and its weights int8
+    host, further = now["per_server_private_mb"]  # each server's own pages, the model's host first
+    assert len(now["per_server_pss_mb"]) == 2 and further < host - 40  # the further server holds no model
     assert report["embeddings"]["cosine_min"] >= 0.999
 
 

@@ -22,6 +22,11 @@ def anyio_backend():
     return "asyncio"
 
 
+def _checkout(env: dict[str, str]) -> dict[str, str]:
+    """The server's environment, with PYTHONPATH when the tests run a checkout through it."""
+    return env | ({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})
+
+
 def _command() -> tuple[str, list[str]]:
     exe = shutil.which("mnemo-mcp")
     return (exe, []) if exe else (sys.executable, ["-m", "mnemo_mcp"])
@@ -31,6 +36,7 @@ def _command() -> tuple[str, list[str]]:
 async def test_stdio_server_write_read_feedback_read(tmp_path):
     command, args = _command()
     env = {"MNEMO_DB": str(tmp_path / "stdio.db"), "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = _checkout(env)
     params = StdioServerParameters(command=command, args=args, env=env)
     async with Client(params, mode="legacy") as c:
         for text in (
@@ -61,6 +67,7 @@ async def test_a_bad_setting_is_answered_by_every_tool_and_the_server_stays_up(t
         "MNEMO_LEARNING_RATE": "banana",
         "MNEMO_EMBED_MODEL": "mnemo-hash-64",
     }
+    env = _checkout(env)
     async with Client(StdioServerParameters(command=command, args=args, env=env), mode="legacy") as c:
         assert {t.name for t in (await c.list_tools()).tools} >= {"memory_read", "memory_write"}
         for _ in range(2):
@@ -126,6 +133,7 @@ def _first_answer(tmp_path, early: str) -> dict:
         "PATH": os.environ.get("PATH", ""),
         "MNEMO_EARLY_DISCOVER": early,
     }
+    env = _checkout(env)
     proc = subprocess.Popen(
         [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
@@ -151,8 +159,58 @@ def test_the_discover_probe_is_answered_before_the_sdk_loads_exactly_as_the_sdk_
 async def test_after_the_early_probe_a_modern_client_lists_and_calls_the_tools(tmp_path):
     command, args = _command()
     env = {"MNEMO_DB": str(tmp_path / "modern.db"), "HOME": str(tmp_path), "MNEMO_EMBED_MODEL": "mnemo-hash-64"}
+    env = _checkout(env)
     async with Client(StdioServerParameters(command=command, args=args, env=env), mode="auto") as c:
         names = {t.name for t in (await c.list_tools()).tools}
         assert {"memory_read", "memory_write", "memory_feedback"} <= names
         w = await c.call_tool("memory_write", {"content": "Webhook signatures expire after five minutes."})
         assert not w.is_error, w.content
+
+
+def test_the_stdio_server_imports_no_uvicorn_sdk_client_nor_httpx2_and_they_still_import_after(tmp_path):
+    # The SDK's sse_starlette imports uvicorn only to patch its shutdown, within `except
+    # ImportError`; `mcp/__init__` imports the client side, and the resources module httpx2,
+    # for names a stdio server never uses: the launcher keeps them out (~3, ~1, ~2.5 MB a server).
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from mnemo_mcp import launcher\n"
+        "for package in launcher.DEFERRED_PACKAGES:\n"
+        "    launcher._deferred(package)\n"
+        "serve = launcher._server_without_uvicorn()\n"
+        "import mcp.server.mcpserver, sse_starlette\n"
+        "print(callable(serve), 'uvicorn' in sys.modules, 'mcp.client' in sys.modules, 'httpx2._client' in sys.modules)\n"
+        "import httpx2, uvicorn\n"
+        "from mcp import Client, types\n"  # the SDK's package names: its __init__ runs now
+        "import mcp\n"
+        "print(uvicorn.Server.__name__, Client.__name__, mcp.StdioServerParameters.__name__, types.Tool.__name__,"
+        " httpx2.AsyncClient.__name__)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [
+        "True",
+        "False",
+        "False",
+        "False",
+        "Server",
+        "Client",
+        "StdioServerParameters",
+        "Tool",
+        "AsyncClient",
+    ]
+    # Without the launcher's guards the SDK does import them: the test above is not vacuous.
+    bare = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, mcp.server.mcpserver as m; print(*(n in sys.modules for n in ('uvicorn', 'mcp.client', 'httpx2._client')))",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert bare.stdout.split() == ["True", "True", "True"], bare.stderr
