@@ -46,7 +46,17 @@ def test_what_worked_leads_when_the_hook_decides_by_confidence_too():
         pointer_confidence=0.3,
     )
     untried = Candidate(relevance=0.5, score=0.5, semantic=0.6, lexical=0.5)
-    proven = Candidate(relevance=0.36, score=0.38, semantic=0.45, lexical=0.2, worked=True)
-    full, pointers = plan([untried, proven], policy)
-    assert full == [1]
-    assert plan([untried, Candidate(relevance=0.36, score=0.36, semantic=0.45, lexical=0.2)], policy)[0] == [0]
+    proven = Candidate(relevance=0.4, score=0.42, semantic=0.58, lexical=0.48, worked=True)
+    assert plan([untried, proven], policy)[0] == [1]
+    untried_too = Candidate(relevance=0.4, score=0.42, semantic=0.58, lexical=0.48)
+    assert plan([untried, untried_too], policy) == ([], [0])  # without an outcome: the read's lead, a pointer
+
+
+def test_by_confidence_what_worked_elsewhere_is_not_shown_for_a_prompt_it_does_not_fit():
+    policy = RecallPolicy(
+        worked_floor=0.35, pointer_floor=0.3, full_confidence=0.3, best_confidence=0.22, pointer_confidence=0.3
+    )
+    other = Candidate(relevance=0.5, score=0.5, semantic=0.6, lexical=0.5)
+    case = Candidate(relevance=0.4, score=0.42, semantic=0.45, lexical=0.2, worked=True)  # not plausible here
+    full, pointers = plan([other, case], policy)
+    assert 1 not in full and 1 not in pointers

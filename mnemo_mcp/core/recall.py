@@ -154,17 +154,16 @@ def _plan_by_confidence(
     other_at = policy.pointer_confidence if policy.pointer_confidence is not None else full_at
     order = sorted(range(len(candidates)), key=lambda i: (candidates[i].failed, -conf[i]))
     lead = proven(candidates, policy)
-    if lead is not None:  # what worked before leads (proven first)
+    if lead is not None and conf[lead] >= best_at:  # what worked before leads, if it is plausible
         order.insert(0, order.pop(order.index(lead)))
-    else:
-        lead = order[0]
+    lead = order[0]
     full: list[int] = []
     pointers: list[int] = []
     c = candidates[lead]
     vouched = c.worked and not c.failed and (conf[lead] >= best_at or c.strength >= policy.worked_floor)
     if vouched or (not c.failed and conf[lead] >= full_at):
         full.append(lead)
-    elif conf[lead] >= best_at or (c.worked and not c.failed):  # a proven lead is at least a pointer
+    elif conf[lead] >= best_at:
         pointers.append(lead)
     pointers += [i for i in order[1:] if conf[i] >= other_at]
     pointers.sort(key=lambda i: candidates[i].failed)  # what failed comes after what did not
