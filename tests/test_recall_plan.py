@@ -57,6 +57,11 @@ def test_by_confidence_what_worked_elsewhere_is_not_shown_for_a_prompt_it_does_n
         worked_floor=0.35, pointer_floor=0.3, full_confidence=0.3, best_confidence=0.22, pointer_confidence=0.3
     )
     other = Candidate(relevance=0.5, score=0.5, semantic=0.6, lexical=0.5)
-    case = Candidate(relevance=0.4, score=0.42, semantic=0.45, lexical=0.2, worked=True)  # not plausible here
+    # not plausible here: little confidence, and a relevance under the floor for what worked (its score
+    # is higher only by what it learned elsewhere)
+    case = Candidate(relevance=0.32, score=0.42, semantic=0.45, lexical=0.2, worked=True)
     full, pointers = plan([other, case], policy)
     assert 1 not in full and 1 not in pointers
+    # as relevant as what worked needs to be, it leads even with little confidence
+    relevant = Candidate(relevance=0.4, score=0.42, semantic=0.45, lexical=0.2, worked=True)
+    assert plan([other, relevant], policy)[0] == [1]

@@ -154,7 +154,9 @@ def _plan_by_confidence(
     other_at = policy.pointer_confidence if policy.pointer_confidence is not None else full_at
     order = sorted(range(len(candidates)), key=lambda i: (candidates[i].failed, -conf[i]))
     lead = proven(candidates, policy)
-    if lead is not None and conf[lead] >= best_at:  # what worked before leads, if it is plausible
+    # What worked before leads when it is plausible: by confidence, or by its own relevance (not
+    # its learned lift, which is what it would be leading on) at the floor for what worked.
+    if lead is not None and (conf[lead] >= best_at or candidates[lead].relevance >= policy.worked_floor):
         order.insert(0, order.pop(order.index(lead)))
     lead = order[0]
     full: list[int] = []
