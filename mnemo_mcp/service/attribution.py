@@ -65,9 +65,10 @@ class Attribution(Part):
         """The answer's tokens, less the sentences that set a suggestion aside."""
         return self._tokens(attribution.affirmed(answer))
 
-    def aside_evidence(self, answer: str) -> set[str]:
-        """The tokens only the answer's sentences that set a recalled note aside hold."""
-        return self._tokens(attribution.set_aside(answer)) - self.answer_evidence(answer)
+    def aside_evidence(self, answer: str, affirmed: set[str]) -> set[str]:
+        """The tokens only the answer's sentences that set a recalled note aside hold (`affirmed`:
+        the rest's, from `answer_evidence`)."""
+        return self._tokens(attribution.set_aside(answer)) - affirmed
 
     def follows(
         self,
@@ -86,12 +87,16 @@ class Attribution(Part):
             vocab = sorted(set().union(*memory_tokens.values(), *evidence)) if memory_tokens else []
             total, counts = self.store.term_document_counts(vocab)
         idf = {t: rules.concept_weight(total, n) for t, n in counts.items()}
-        carried = [
-            mid
-            for mid, r in rows.items()
-            if (spans := attribution.snippets(r["content"]))
-            and any(attribution.quoted(spans, added, before) for added, before in texts)
-        ]
+        carried = (
+            [
+                mid
+                for mid, r in rows.items()
+                if (spans := attribution.snippets(r["content"]))
+                and any(attribution.quoted(spans, added, before) for added, before in texts)
+            ]
+            if texts  # an answer carries no code out: only actions' texts are looked through
+            else []
+        )
         return attribution.followed(memory_tokens, evidence, idf, background, carried)
 
     def background(self, ask: str | None) -> set[str]:

@@ -165,8 +165,9 @@ class Sessions(Part):
             return {}
         with self.log.unit(session_id) as u:
             text = response[: self.settings.max_response_chars]
-            aligned = {m: a for m, a in self._weigh(u, [self.attribution.answer_evidence(text)]).items() if a > 0}
-            aside = self._weigh(u, [self.attribution.aside_evidence(text)])
+            affirmed = self.attribution.answer_evidence(text)
+            aligned = {m: a for m, a in self._weigh(u, [affirmed]).items() if a > 0}
+            aside = self._weigh(u, [self.attribution.aside_evidence(text, affirmed)])
             vetoed = sorted(attribution.vetoed(aligned, aside, attribution.ASIDE_FLOOR))
             for e in (e for e in since_last(u.events, TURN) if e["kind"] == RECALL):
                 group = {m: aligned.get(m, 0.0) for m in e["memory_ids"]}
@@ -326,19 +327,7 @@ class Sessions(Part):
                 for e in before
                 if e["kind"] == CHECK and not e["detail"].get("capture_only") and _identity(e["detail"]) == identity
             ]
-            judged = [e["seq"] for e in before if e["kind"] == OUTCOME and e["detail"].get("source") == "prompt"]
-            # What another check's failure refuted is judged already: blaming it again for this
-            # one's failure would count one attempt twice (a pass still looks back to this
-            # check's own failure: the fix may have come before a lint error was mended).
-            refuted = [
-                e["seq"]
-                for e in before
-                if status == "fail"
-                and e["kind"] == CHECK
-                and not e["detail"].get("capture_only")
-                and e["detail"].get("status") == "fail"
-            ]
-            start = max([previous[-1]["seq"] if previous else 0, *judged, *refuted[-1:]])
+            start = self._window_start(before, previous, status)
             window = [e for e in before if e["seq"] > start and e["kind"] == ACTIONS]
             changed = sum(int(e["detail"].get("changes", 0)) for e in window) > 0
             credit: SessionCredit | None = None
@@ -376,6 +365,24 @@ class Sessions(Part):
                 detail["background"] = started_seq
             u.add(CHECK, self._stamp(now), detail=detail)
         return credit
+
+    @staticmethod
+    def _window_start(before: list[dict[str, Any]], previous: list[dict[str, Any]], status: str) -> int:
+        """Where a check's window opens: after the previous run of the same check, or the user's
+        last verdict on the work, or (for a failure) another check's last failure: what that
+        refuted is judged already, and blaming it again would count one attempt twice (a pass
+        still looks back to this check's own failure: the fix may have come before a lint error
+        was mended)."""
+        judged = [e["seq"] for e in before if e["kind"] == OUTCOME and e["detail"].get("source") == "prompt"]
+        failures = [
+            e["seq"]
+            for e in before
+            if status == "fail"
+            and e["kind"] == CHECK
+            and not e["detail"].get("capture_only")
+            and e["detail"].get("status") == "fail"
+        ]
+        return max([previous[-1]["seq"] if previous else 0, *judged, *failures])
 
     @staticmethod
     def _told_failed(events: list[dict[str, Any]], start: int) -> bool:
