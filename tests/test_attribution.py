@@ -86,6 +86,37 @@ def test_a_notes_specific_code_added_verbatim_follows_it_fully_a_lone_name_does_
     assert attribution.credit(carried["m"]) == 1.0
 
 
+def test_a_notes_code_written_without_backticks_counts_when_an_action_carries_it_out():
+    note = "In a Makefile recipe, change directory with $(shell cd build) so the following commands run inside build/."
+    runs = attribution.code_runs(note)
+    assert "$(shell cd build" in runs
+    assert attribution.quoted(runs, "$(shell cd build)\ncmake .. -G Ninja", "cd build\ncmake ..")
+    assert not attribution.quoted(runs, "cd build && cmake ..", "")
+    # prose alone, or a lone code-like name, is no code to carry out
+    assert attribution.code_runs("Run the tests before you push, every time.") == []
+    assert attribution.code_runs("The registry secret is k8s/configmap.yaml for now.") == []
+
+
+def test_the_prose_between_two_short_code_spans_is_not_a_span():
+    note = "a `cd build` line doesn't affect the next line and an `export CC=clang` line is lost"
+    assert attribution.snippets(note) == ["export cc=clang"]
+
+
+def test_words_explained_by_the_code_one_note_carried_are_no_evidence_for_another():
+    idf = {t: 1.0 for t in ("node", "resolution", "specifier", "experimental", "tsconfig", "module")}
+    notes = {
+        "wrong": {"node", "experimental", "specifier", "resolution"},
+        "fix": {"node", "resolution", "specifier", "tsconfig"},
+    }
+    action = [{"node", "experimental", "specifier", "resolution"}]
+    plain = attribution.followed(notes, action, idf, carried=["wrong"])
+    explained = attribution.followed(
+        notes, action, idf, carried=["wrong"], explained={"node", "experimental", "specifier", "resolution"}
+    )
+    assert attribution.credit(plain["fix"]) > 0  # shares the words, so without explaining it gets blamed too
+    assert explained["fix"] == 0.0 and attribution.credit(explained["wrong"]) == 1.0
+
+
 def test_an_answer_that_sets_a_recalled_note_aside_vetoes_it_a_plain_negation_does_not():
     answer = (
         "I did not apply the saved tip to raise the tolerance window. The runner wasn't slow: I used compare_digest."
@@ -220,6 +251,33 @@ def test_a_pass_after_the_user_said_it_failed_credits_the_changes_since(svc):
     credit = s.check(ok=True)
     assert credit is not None and credit.memory_ids == [ids["fix"]]
     assert valence(svc, ids["fix"]) > 0
+
+
+def test_a_pass_after_the_user_said_it_only_partly_worked_credits_the_changes_since(svc):
+    ids = _ids(svc)
+    s = Story(svc)
+    s.prompt("webhook signature verification is broken")
+    s.show(list(ids.values()))
+    s.edit("own")
+    s.check(ok=True)
+    s.prompt("better, the signature check passes but retries still fail")
+    s.edit("fix")
+    credit = s.check(ok=True)
+    assert credit is not None and credit.memory_ids == [ids["fix"]]
+
+
+def test_output_pasted_back_after_a_change_is_a_failed_reaction_and_before_any_change_none(svc):
+    ids = _ids(svc)
+    s = Story(svc)
+    s.prompt("TypeError: compare_digest() argument 2 must be bytes, not str")  # the problem, not a reaction
+    s.show(list(ids.values()))
+    assert svc.session_user_prompt(s.sid, prompt="TypeError: expected bytes").credit is None  # nothing changed yet
+    s.edit("fix")
+    credit = s.prompt("TypeError: compare_digest() argument 2 must be bytes, not str")
+    assert credit.credit is not None and credit.credit.signal == "failed"
+    assert valence(svc, ids["fix"]) < 0 and valence(svc, ids["wrong"]) == 0.0
+    s.edit("wrong")
+    assert s.prompt("why does it say TypeError: expected bytes?").credit is None  # a question about it
 
 
 def test_a_reaction_does_not_credit_a_note_the_answer_set_aside(svc):

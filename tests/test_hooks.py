@@ -245,6 +245,19 @@ def test_a_check_run_before_anything_changed_is_the_starting_point_not_an_outcom
     assert valence(store, store.ids["webhook"]) > 0  # the pass after the change credits what it followed
 
 
+def test_a_change_then_a_check_that_passes_in_one_command_is_a_pass_after_the_change(env, project, store):
+    hook(env, "UserPromptSubmit", prompt(project, "how do webhook retries use backoff and the dead letter queue?"))
+    hook(env, "PostToolUseFailure", bash(project, "pytest -q", event="PostToolUseFailure"))
+    hook(env, "PostToolUse", edit(project, WEBHOOK_CODE))
+    hook(env, "PostToolUse", bash(project, "rm -rf .pytest_cache && pytest -q"))
+    assert valence(store, store.ids["webhook"]) > 0
+    # the same command failing says nothing: the rm could have failed as well as pytest
+    hook(env, "PostToolUse", edit(project, "retry = None", old="retry = 1", tool_use_id="e-9"))
+    before = feedback_events(store)
+    hook(env, "PostToolUseFailure", bash(project, "rm -rf .pytest_cache && pytest -q", event="PostToolUseFailure"))
+    assert feedback_events(store) == before
+
+
 @pytest.mark.parametrize(
     "command",
     [

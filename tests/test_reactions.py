@@ -120,3 +120,36 @@ def test_terse_reports_that_it_works_where_it_is_used_are_worked(text):
 def test_terse_rules_leave_ongoing_work_and_good_news_alone(text):
     assert classify(text).label in (UNKNOWN, WORKED)
     assert classify(text).label != FAILED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pod is running now",
+        "downloads properly now",
+        "comments are on now. do i have to remember the restart every time though?",
+        "reset mails have https links now",
+        "about page says 1.10 now",
+    ],
+)
+def test_a_state_reported_as_it_is_now_is_worked(text):
+    assert classify(text).label == WORKED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the build takes 10 minutes now",
+        "the sidebar is gone now",
+        "it only happens on mac now",
+        "it uses 4GB now",
+        "i am deploying it now",
+        "running it now",
+        "viewer accounts can delete documents right now",
+        "switched node versions and now",
+        "everything is red now",
+        "login page shows a blank screen now",
+    ],
+)
+def test_a_complaint_or_the_users_own_doing_now_is_not_worked(text):
+    assert classify(text).label != WORKED

@@ -47,12 +47,18 @@ TOP_TOKENS = 8  # a memory's most telling tokens, the ones following it shows
 SMOOTHING = 2.0  # about half a telling token's IDF weight: a one-token edit is weak evidence
 EVIDENCE_CHARS = 4000  # of one action's text weighed (a Write of a whole file: its start)
 SNIPPET_MIN = 12  # a note's code span this long, of two words or more, counts when an action adds it verbatim
+RUN_WORDS = 6  # the longest run of a note's words, outside backticks, looked for as its code
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
-_SPAN = re.compile(r"`([^`\n]{" + str(SNIPPET_MIN) + r",200})`")
+_SPAN = re.compile(r"`([^`\n]*)`")  # paired: the prose between two short spans is no span
 _CHUNK = re.compile(r"[a-z0-9]+")
 _CODE_LIKE = re.compile(r"[-._/=:()\[\]{}<>@$]|\d|\s")
+# What marks a run of words as code, not prose: a call or expansion, an assignment, a flag, a
+# path or a dotted name. Prose's own dots and dashes ("e.g.", "well-known") do not.
+_CODE_MARK = re.compile(r"[$(){}\[\]=<>|@]|(?:^|\s)--?[a-z]")
+_NAME_MARK = re.compile(r"[a-z0-9]/[a-z0-9.]|[a-z0-9]\.[a-z_][a-z0-9_]")  # a path, a dotted name: code, but a name
+_PROSE_EDGES = ",;:!?\"'“”‘’"
 # A sentence that speaks of a recalled note (as answers do when they set one aside).
 _NOTE_REF = re.compile(
     r"\b(?:notes?|memor(?:y|ies)|tips?|advice|suggestions?|hints?|saved|stored|recalled|remembered|mnemo|"
@@ -91,16 +97,61 @@ def snippets(note: str) -> list[str]:
     out = []
     for m in _SPAN.finditer(note or ""):
         span = _squash(m.group(1))
-        if len(span) >= SNIPPET_MIN and _CODE_LIKE.search(span) and len(_CHUNK.findall(span)) >= 2 and span not in out:
+        if (
+            SNIPPET_MIN <= len(span) <= 200
+            and _CODE_LIKE.search(span)
+            and len(_CHUNK.findall(span)) >= 2
+            and span not in out
+        ):
             out.append(span)
     return out
 
 
-def quoted(spans: Iterable[str], added: str, before: str = "") -> bool:
-    """Does an action's added text carry one of these spans verbatim (and the text it replaced,
-    or the problem as asked, not already)?"""
+def code_runs(note: str) -> list[str]:
+    """A note's code written without backticks ("change directory with $(shell cd build)", "run
+    cmake -S . -B build"): runs of two to `RUN_WORDS` words holding code's marks (a call, a flag,
+    a variable, an assignment; or two paths or dotted names), specific as `snippets` are. A lone word, however
+    code-like (`github.event.pull_request`, `k8s/configmap.yaml`), names the subject."""
+    out: list[str] = []
+    for sentence in sentences(_SPAN.sub(" | ", note or "")):
+        words = [_word(w) for w in _squash(sentence).split()]
+        for i in range(len(words)):
+            for j in range(i + 2, min(i + RUN_WORDS, len(words)) + 1):
+                run = " ".join(words[i:j])
+                if (
+                    all(words[i:j])
+                    and "|" not in words[i:j]
+                    and len(run) >= SNIPPET_MIN
+                    and (_CODE_MARK.search(run) or sum(bool(_NAME_MARK.search(w)) for w in words[i:j]) >= 2)
+                    and len(_CHUNK.findall(run)) >= 2
+                    and run not in out
+                ):
+                    out.append(run)
+    return out
+
+
+def _word(w: str) -> str:
+    """A word with prose's punctuation off its edges ("(cmake", "build/.", "'main',")."""
+    w = w.strip(_PROSE_EDGES)
+    if w.startswith("(") and ")" not in w:
+        w = w[1:]
+    if w.endswith(")") and "(" not in w:
+        w = w[:-1]
+    if len(w) > 1 and w.endswith(".") and w[-2] != ".":
+        w = w[:-1]
+    return w
+
+
+def carried_out(spans: Iterable[str], added: str, before: str = "") -> list[str]:
+    """The spans an action's added text carries verbatim (and the text it replaced, or the
+    problem as asked, did not already hold)."""
     text, old = _squash(added), _squash(before)
-    return any(span in text and span not in old for span in spans)
+    return [span for span in spans if span in text and span not in old]
+
+
+def quoted(spans: Iterable[str], added: str, before: str = "") -> bool:
+    """Does an action's added text carry one of these spans verbatim?"""
+    return bool(carried_out(spans, added, before))
 
 
 def sentences(text: str) -> list[str]:
@@ -166,14 +217,20 @@ def followed(
     idf: Mapping[str, float],
     background: set[str] = frozenset(),  # type: ignore[assignment]
     carried: Iterable[str] = (),
+    explained: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> dict[str, float]:
     """Each memory's alignment with everything the assistant did in the window together (a fix
     is often carried out over several edits and commands). `idf` covers the evidence's tokens too.
-    `carried`: memories whose code an action added verbatim (`quoted`): followed fully."""
+    `carried`: memories whose code an action added verbatim (`quoted`): followed fully.
+    `explained`: the tokens of that code, no evidence for the other memories (the action's
+    words are explained by the note it carried out: `--experimental-specifier-resolution=node`
+    from one note does not follow another note that speaks of module resolution)."""
+    carried = set(carried)
     together = set().union(*evidence) - background
+    rest = together - explained
     weight = sum(idf.get(t, 0.0) for t in together)
     weights = token_weights(memory_tokens, idf, background)
-    out = {mid: alignment(w, together, weight) for mid, w in weights.items()}
+    out = {mid: alignment(w, together if mid in carried else rest, weight) for mid, w in weights.items()}
     for mid in carried:
         if mid in out:
             out[mid] = max(out[mid], FULL_CREDIT)

@@ -123,6 +123,20 @@ def error_signature(output: str) -> str | None:
     return " | ".join(t[2] for t in best)[:SIGNATURE_CHARS]
 
 
+def reported_error(message: str) -> str | None:
+    """The error a user's message opens with when it is pasted output ("node: bad option: ...",
+    "TypeError: ...", "error[E0277]: ..."), normalized; None for prose about an error ("why
+    does it say TypeError?"). After the assistant changed something, such a message is the
+    user showing that the change failed."""
+    lines = [ln for ln in (message or "").splitlines() if ln.strip()]
+    if not lines:
+        return None
+    traceback = lines[0].lstrip().startswith("Traceback (most recent call last)")
+    if not traceback and (_NOISE.search(lines[0]) or not any(p.search(lines[0]) for p in _SALIENT[:_WEAK])):
+        return None
+    return error_signature(message)
+
+
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 

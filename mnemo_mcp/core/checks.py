@@ -123,6 +123,21 @@ def check_kind(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | 
     return check
 
 
+def check_after_change(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | None:
+    """The check that ends a command changing something first (`rm MANIFEST.in && nox -s
+    installed`, `npm install && npm test`), or None. Its *pass* is the check's: a zero exit of
+    `a && b` means every part succeeded. A failure could be any part's, so it tells nothing."""
+    if not isinstance(command, str) or "\n" in command.strip() or check_kind(command, patterns) is not None:
+        return None
+    if re.search(r"\$\(|`|<\(|>\(|&\s*$", command):
+        return None
+    segments = _segments(re.sub(r"\s\d?>&\d\b|\s&>>?\s*\S+|\s\d?>>?\s*\S+|\s<\s*\S+", " ", command))
+    if not segments or len(segments) < 2 or any(op not in ("", "&&") for op, _ in segments):
+        return None
+    check = _strip_wrappers(segments[-1][1])
+    return check if _compile(patterns).search(check) else None
+
+
 def outcome_of(tool_response: object, failed_event: bool) -> str | None:
     """PASS / FAIL from Claude Code's Bash tool result, or None when it cannot be told.
 

@@ -108,6 +108,36 @@ SUCCESS = _rx(
     r"^(?:deployed|redeployed|pushed|merged|released|rebuilt)\s*[,.]?\s*(?:ok|okay|fine|all\s+good)\b",
 )
 
+# A state reported as it is now, where it is used: "pod is running now", "downloads properly now",
+# "comments are on now", "reset mails have https links now". Only a plain statement about a
+# thing (not the user: "i'm on it now"), with no sign of trouble in it: "builds take 10 min now",
+# "the sidebar is gone now" and "only on mac now" are complaints.
+STATE_NOW = re.compile(
+    r"(?:^|[.!;,]\s+)(?!(?:i|i'm|im|we|we're|you|let's|lets|ok|okay|so|and|but|then|now)\b)"
+    r"(?P<state>[a-z][\w/#.'-]*(?:\s+[\w/#.'=-]+){1,6}?)\s+now\s*(?:too|as\s+well|again)?\s*(?:[.!]+|,?\s*$)",
+    re.IGNORECASE,
+)
+TROUBLE = re.compile(
+    rf"{NEG}|\b(?:fail\w*|error\w*|broke\w*|crash\w*|hang\w*|stuck|slow\w*|red|down|gone|missing|empty|blank|"
+    r"wrong|worse|weird|strange|random\w*|only|takes?|took|dies|died|dead|timeouts?|times?\s+out|twice|every|"
+    r"duplicat\w*|again|still|lost|off|without|instead|even|all\s+of|\d{3}s?|[45]\d\d\w*|warn\w*|"
+    r"complain\w*|refus\w*|reject\w*|denied|block\w*|loop\w*|leak\w*|spik\w*|queu\w*|wait\w*|flak\w*|"
+    r"need\w*|want\w*|can|should|must|could|would|will|might|\w+ing\s+it|going|about\s+to|right|"
+    r"how|what|why|where|when|which|who)\b|\b(?:and|or|but|to|for|with|of|so|the|a|an)$|"
+    r"\d+(?:\.\d+)?\s*(?:[kmgt]i?b|ms|s|secs?|seconds?|mins?|minutes?|h|hours?|%|x)\b",  # "uses 4GB now"
+    re.IGNORECASE,
+)
+
+
+def _state_now(text: str) -> str | None:
+    if NOT_TRIED.search(text):
+        return None
+    for m in STATE_NOW.finditer(text):
+        if not TROUBLE.search(m.group("state")):
+            return m.group(0).strip(" .!,;")
+    return None
+
+
 POLITE = _rx(
     rf"^{THANKS}\b",
     rf"\b{THANKS}(?:\s+(?:a\s+lot|so\s+much|again))?\s*[.!]*\s*$",
@@ -281,7 +311,7 @@ def classify(text: str) -> Reaction:
 
     success = _first(NEGATED_NEGATIVE, t)
     rest = NEGATED_NEGATIVE.sub(" ", t)
-    success = success or _first(SUCCESS, rest)
+    success = success or _first(SUCCESS, rest) or _state_now(rest)
     polite = _first(POLITE, rest)
     failure = _first(FAILURE, rest)
     strong = _first(STRONG_FAILURE, rest)

@@ -120,22 +120,26 @@ def _edit_action(payload: dict[str, Any]):
     )
 
 
-def is_check(settings: Settings, payload: dict[str, Any]) -> str | None:
-    """The check a Bash call ran (see core.checks), or None."""
+def is_check(settings: Settings, payload: dict[str, Any], failed: bool = True) -> str | None:
+    """The check a Bash call ran (see core.checks), or None; for a call that succeeded, also the
+    check ending a change (`rm MANIFEST.in && nox -s installed` passed: so did nox)."""
     command = (payload.get("tool_input") or {}).get("command") or ""
-    return checks.check_kind(command, (*checks.DEFAULT_CHECKS, *settings.extra_check_commands))
+    patterns = (*checks.DEFAULT_CHECKS, *settings.extra_check_commands)
+    return checks.check_kind(command, patterns) or (None if failed else checks.check_after_change(command, patterns))
 
 
 def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> str | None:
     tool = payload.get("tool_name") or ""
     sid = payload["session_id"]
     if tool == "Bash":
-        kind = is_check(settings, payload)
+        kind = is_check(settings, payload, failed)
         if kind is None:
             return _other_failure(settings, svc, payload) if failed else None
         if not svc.session_claim(sid, event="failure" if failed else "success", tool_use_id=payload.get("tool_use_id")):
             return None
-        svc.session_actions(sid, actions=events.turn_actions(payload))
+        # The call itself too: `rm MANIFEST.in && nox -s installed` changed something before its check.
+        this = events.action(tool, payload.get("tool_input"), payload.get("tool_use_id"), payload.get("cwd"))
+        svc.session_actions(sid, actions=[*events.turn_actions(payload), *([this] if this else [])])
         task = None if failed else events.background_task(payload)
         if task is not None:
             svc.session_background(sid, command=kind, task_id=task or None, tool_use_id=payload.get("tool_use_id"))

@@ -87,17 +87,17 @@ class Attribution(Part):
             vocab = sorted(set().union(*memory_tokens.values(), *evidence)) if memory_tokens else []
             total, counts = self.store.term_document_counts(vocab)
         idf = {t: rules.concept_weight(total, n) for t, n in counts.items()}
-        carried = (
-            [
-                mid
-                for mid, r in rows.items()
-                if (spans := attribution.snippets(r["content"]))
-                and any(attribution.quoted(spans, added, before) for added, before in texts)
-            ]
-            if texts  # an answer carries no code out: only actions' texts are looked through
-            else []
-        )
-        return attribution.followed(memory_tokens, evidence, idf, background, carried)
+        carried: list[str] = []
+        explained: set[str] = set()
+        for mid, r in rows.items() if texts else ():  # an answer carries no code out: only actions'
+            spans = [*attribution.snippets(r["content"]), *attribution.code_runs(r["content"])]
+            done = (
+                [s for added, before in texts for s in attribution.carried_out(spans, added, before)] if spans else []
+            )
+            if done:
+                carried.append(mid)
+                explained |= self._tokens(" ".join(done))
+        return attribution.followed(memory_tokens, evidence, idf, background, carried, explained)
 
     def background(self, ask: str | None) -> set[str]:
         """Words that say nothing of which memory was followed: the project's own name (in its

@@ -221,6 +221,11 @@ class Sessions(Part):
             if prompt_id and turns and turns[-1]["detail"].get("prompt_id") == prompt_id:
                 return SessionPrompt(new_turn=False)
             reaction = reactions.classify(prompt)
+            if reaction.label == reactions.UNKNOWN and turns and self._changed(since_last(u.events, TURN)):
+                # Output pasted back after a change ("node: bad option: --experimental-...") says
+                # the change failed as plainly as "still broken" does.
+                pasted = cases.reported_error(prompt)
+                reaction = reactions.Reaction(reactions.FAILED, pasted[:200]) if pasted else reaction
             credit = None
             ask, signature = redacted(prompt[:ASK_CHARS]), None
             if reaction.label != reactions.UNKNOWN:
@@ -385,14 +390,19 @@ class Sessions(Part):
         return max([previous[-1]["seq"] if previous else 0, *judged, *failures])
 
     @staticmethod
+    def _changed(events: list[dict[str, Any]]) -> bool:
+        return any(e["kind"] == ACTIONS and int(e["detail"].get("changes", 0)) > 0 for e in events)
+
+    @staticmethod
     def _told_failed(events: list[dict[str, Any]], start: int) -> bool:
-        """Did the user say the work failed, as of `start` (their reaction opens a check's window):
-        then a pass after changes is a pass after a failure, theirs."""
+        """Did the user say the work failed, or only partly worked ("index renders now, but the
+        style is still missing"), as of `start` (their reaction opens a check's window): then a
+        pass after changes is a pass after a failure, theirs."""
         return any(
             e["seq"] == start
             and e["kind"] == OUTCOME
             and e["detail"].get("source") == "prompt"
-            and e["detail"].get("outcome", 0) < 0
+            and (e["detail"].get("outcome", 0) < 0 or e["detail"].get("label") == reactions.PARTIAL)
             for e in events
         )
 
