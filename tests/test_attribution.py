@@ -280,6 +280,45 @@ def test_output_pasted_back_after_a_change_is_a_failed_reaction_and_before_any_c
     assert s.prompt("why does it say TypeError: expected bytes?").credit is None  # a question about it
 
 
+def test_a_note_that_failed_earlier_in_the_session_is_not_credited_again_for_work_in_its_words(svc):
+    ids = _ids(svc)
+    s = Story(svc)
+    s.prompt("webhook signature verification is broken")
+    s.show(list(ids.values()))
+    s.edit("wrong")
+    s.check(ok=False)
+    blamed = valence(svc, ids["wrong"])
+    assert blamed < 0
+    # the work goes on in the same words (the tolerance window), doing something else
+    rework = (
+        "e-9",
+        "Edit",
+        {
+            "file_path": "shop/webhook.py",
+            "old_string": "x = 1",
+            "new_string": "tolerance_window = clock_skew_seconds()",
+        },
+    )
+    svc.session_actions(s.sid, actions=[rework])
+    s.check(ok=True)
+    assert valence(svc, ids["wrong"]) == blamed
+    # carrying out a refuted note's own code verbatim is following it again
+    note = svc.write("Replay failures: set `REPLAY_WINDOW = 900  # seconds` in shop/replay.py.").id
+    s.show([note])
+
+    def change(n: int, new: str) -> None:
+        call = ("e-" + str(n), "Edit", {"file_path": "shop/replay.py", "old_string": "z = 0", "new_string": new})
+        svc.session_actions(s.sid, actions=[call])
+
+    change(10, "REPLAY_WINDOW = replay_seconds  # failures replay")
+    s.check(ok=False)
+    refuted = valence(svc, note)
+    assert refuted < 0
+    change(11, "REPLAY_WINDOW = 900  # seconds")
+    s.check(ok=True)
+    assert valence(svc, note) > refuted
+
+
 def test_a_reaction_does_not_credit_a_note_the_answer_set_aside(svc):
     ids = _ids(svc)
     s = Story(svc)

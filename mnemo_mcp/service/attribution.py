@@ -76,9 +76,11 @@ class Attribution(Part):
         evidence: list[set[str]],
         background: set[str],
         texts: list[tuple[str, str]] = (),  # type: ignore[assignment]
+        carried_out: set[str] | None = None,
     ) -> dict[str, float]:
         """Each memory's alignment with the evidence (0..1), the problem's own words aside.
-        `texts`: (added, replaced) of each action, for a note's code carried out verbatim."""
+        `texts`: (added, replaced) of each action, for a note's code carried out verbatim; the
+        memories whose code was are added to `carried_out` when given."""
         if not memory_ids or not (any(evidence) or any(a for a, _ in texts)):
             return {}
         with self.store.db.read():
@@ -97,6 +99,8 @@ class Attribution(Part):
             if done:
                 carried.append(mid)
                 explained |= self._tokens(" ".join(done))
+        if carried_out is not None:
+            carried_out.update(carried)
         return attribution.followed(memory_tokens, evidence, idf, background, carried, explained)
 
     def background(self, ask: str | None) -> set[str]:

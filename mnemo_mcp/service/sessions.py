@@ -142,18 +142,17 @@ class Sessions(Part):
                 texts.append((ev.added, ev.replaced))
                 if ev.file:
                     files.append(ev.file)
-            aligned = self._weigh(u, pieces, background=False, texts=texts)
-            u.add(
-                ACTIONS,
-                self._stamp(now),
-                memory_ids=[m for m, a in aligned.items() if a > 0],
-                detail={
-                    "ids": [i for i, _, _ in new],
-                    "changes": changes,
-                    "files": list(dict.fromkeys(files))[:20],
-                    "alignment": {m: round(a, 4) for m, a in aligned.items() if a > 0},
-                },
-            )
+            carried: set[str] = set()
+            aligned = self._weigh(u, pieces, background=False, texts=texts, carried_out=carried)
+            detail: dict[str, Any] = {
+                "ids": [i for i, _, _ in new],
+                "changes": changes,
+                "files": list(dict.fromkeys(files))[:20],
+                "alignment": {m: round(a, 4) for m, a in aligned.items() if a > 0},
+            }
+            if carried:
+                detail["carried"] = sorted(carried)
+            u.add(ACTIONS, self._stamp(now), memory_ids=[m for m, a in aligned.items() if a > 0], detail=detail)
             return len(new)
 
     def session_response(self, session_id: str, *, response: str, now: datetime | None = None) -> dict[str, float]:
@@ -197,6 +196,7 @@ class Sessions(Part):
         *,
         background: bool = True,
         texts: list[tuple[str, str]] = (),  # type: ignore[assignment]
+        carried_out: set[str] | None = None,
     ) -> dict[str, float]:
         """How closely the evidence follows each memory shown so far; with `background`, the
         turn's ask is set aside (an answer echoes the problem it answers; an edit's own
@@ -206,7 +206,9 @@ class Sessions(Part):
         ask = asked if background else None
         # Code the user pasted in the ask is no evidence of following a note that quotes it.
         texts = [(added, f"{before}\n{asked}") for added, before in texts]
-        return self.attribution.follows(self._shown(u.events), evidence, self.attribution.background(ask), texts)
+        return self.attribution.follows(
+            self._shown(u.events), evidence, self.attribution.background(ask), texts, carried_out
+        )
 
     # --- the user's prompt ----------------------------------------------------------------
 
@@ -291,14 +293,15 @@ class Sessions(Part):
         # What was done says what was followed; the answer also talks of what was set aside
         # ("the empty __init__.py is harmless, I left it"). Only when nothing done followed any
         # note (advice alone, or a change that carries no words) does the answer decide.
-        aligned = self._aligned([e for e in turn if e["seq"] > start and e["kind"] == ACTIONS])
+        done = [e for e in turn if e["seq"] > start and e["kind"] == ACTIONS]
+        aligned = self._aligned(done)
         if not any(aligned.values()):
             aligned = self._aligned([e for e in turn if e["kind"] == ALIGN])
         # A note the answer itself set aside ("the saved --no-cache tip doesn't apply") was not
         # followed, whatever the turn's edits share with it.
         aside = {m for e in turn if e["kind"] == ALIGN for m in e["detail"].get("set_aside", [])}
         aligned = {m: a for m, a in aligned.items() if m not in aside}
-        return self._credit(u, aligned, outcome, label, "prompt", cue, now)
+        return self._credit(u, aligned, outcome, label, "prompt", cue, now, self._carried(done))
 
     # --- checks -----------------------------------------------------------------------------
 
@@ -351,6 +354,7 @@ class Sessions(Part):
                     "check",
                     command,
                     now,
+                    self._carried(window),
                 )
             case = self.capture.check_cases(
                 u.sid, u.events, status, command, signature, calls or [], tool_use_id, now, narration=narration
@@ -504,6 +508,21 @@ class Sessions(Part):
                 out[m] = max(out.get(m, 0.0), float(a))
         return out
 
+    @staticmethod
+    def _carried(actions: list[dict[str, Any]]) -> set[str]:
+        """Memories whose code the actions of a window carried out verbatim."""
+        return {m for e in actions for m in e["detail"].get("carried", [])}
+
+    @staticmethod
+    def _refuted(events: list[dict[str, Any]], carried: set[str]) -> set[str]:
+        """Memories an outcome of this session already counted against, whose code the window did
+        not carry out verbatim. Once a note was followed and failed, the work moves on in the same
+        words (the same file, the same feature): that is no evidence of following it again."""
+        blamed = {
+            m for e in events if e["kind"] == OUTCOME and e["detail"].get("outcome", 0) < 0 for m in e["memory_ids"]
+        }
+        return blamed - carried
+
     def _credit(
         self,
         u: SessionUnit,
@@ -513,6 +532,7 @@ class Sessions(Part):
         source: str,
         cue: str | None,
         now: datetime | None,
+        carried: set[str] = frozenset(),  # type: ignore[assignment]
     ) -> SessionCredit:
         """The outcome for the memories the window followed, each by its share; one report per
         memory, through the read that showed it first, so its query->memory links learn for the
@@ -520,6 +540,8 @@ class Sessions(Part):
         s = self.settings
         shares = {m: attribution.credit(a, s.follow_floor, s.full_credit) for m, a in aligned.items()}
         shares = {m: c for m, c in shares.items() if c > 0}
+        if outcome > 0 and shares:
+            shares = {m: c for m, c in shares.items() if m not in self._refuted(u.events, carried)}
         first: dict[str, dict[str, Any]] = {}
         for e in u.events:
             if e["kind"] in SHOWN:
