@@ -319,6 +319,24 @@ def test_a_note_that_failed_earlier_in_the_session_is_not_credited_again_for_wor
     assert valence(svc, note) > refuted
 
 
+def test_doing_what_a_note_forbids_is_not_following_it(svc):
+    keep, forbid = attribution.prescribed("Keep the trigger. Never switch to pull_request_target. Don't rely on it.")
+    assert keep == "Keep the trigger." and "pull_request_target" in forbid and "rely" in forbid
+    note = svc.write(
+        "Fork PRs get no secrets: skip the preview job for forks. Never switch the workflow to "
+        "pull_request_target with a checkout of the fork's head."
+    ).id
+    s = Story(svc)
+    s.prompt("the preview deploy fails on PRs from forks")
+    s.show([note])
+    change = "on:\n  pull_request_target:\nsteps:\n  - uses: actions/checkout@v4\n    with:\n      ref: head"
+    svc.session_actions(
+        s.sid, actions=[("e-1", "Edit", {"file_path": "ci.yml", "old_string": "", "new_string": change})]
+    )
+    s.check(ok=False)
+    assert valence(svc, note) == 0.0
+
+
 def test_a_reaction_does_not_credit_a_note_the_answer_set_aside(svc):
     ids = _ids(svc)
     s = Story(svc)

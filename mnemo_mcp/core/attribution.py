@@ -76,6 +76,12 @@ _REJECTS = re.compile(
 )
 
 
+# A sentence that tells what not to do.
+_FORBIDS = re.compile(
+    r"^\W*(?:(?:and|but|so|also)\s+)?(?:never|don'?t|do\s+not|avoid|stop|no\s+need\s+to|there'?s\s+no\s+need)\b", re.I
+)
+
+
 def split_words(text: str) -> str:
     """Code identifiers split as prose is (`compareDigest` and `compare_digest` both read as
     "compare digest", so a note in words and the code carrying it out share their tokens), and
@@ -156,6 +162,16 @@ def quoted(spans: Iterable[str], added: str, before: str = "") -> bool:
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if len(s.strip()) >= 3]
+
+
+def prescribed(note: str) -> tuple[str, str]:
+    """A note's text split in two: what it says to do or explains, and what it says not to do
+    ("Never switch to `pull_request_target` ...", "Don't rely on MANIFEST.in ..."). Doing what a
+    note forbids is not following it: those words are no evidence for it."""
+    keep, forbid = [], []
+    for s in sentences(note):
+        (forbid if _FORBIDS.match(s) else keep).append(s)
+    return "\n".join(keep), "\n".join(forbid)
 
 
 def affirmed(text: str) -> str:

@@ -36,6 +36,11 @@ class Attribution(Part):
             self._stop = set(self.store.tokenize(" ".join(STOPWORDS)))
         return {t for t in self.store.tokenize(attribution.split_words(text)) if len(t) > 1 and t not in self._stop}
 
+    def _note_tokens(self, note: str) -> set[str]:
+        """A note's tokens as evidence of following it: not those only its "never do X" sentences hold."""
+        keep, forbid = attribution.prescribed(note)
+        return self._tokens(keep) if forbid else self._tokens(note)
+
     def evidence(self, tool: str, tool_input: dict[str, Any], file: str | None = None) -> Evidence | None:
         """The tokens a call added (an edit's new text less what it replaced, a command that
         changes something), or None for a call that only looks (a check, `ls`, a Read)."""
@@ -85,7 +90,7 @@ class Attribution(Part):
             return {}
         with self.store.db.read():
             rows = self.store.rows_by_ids(memory_ids)
-            memory_tokens = {mid: self._tokens(r["content"]) for mid, r in rows.items()}
+            memory_tokens = {mid: self._note_tokens(r["content"]) for mid, r in rows.items()}
             vocab = sorted(set().union(*memory_tokens.values(), *evidence)) if memory_tokens else []
             total, counts = self.store.term_document_counts(vocab)
         idf = {t: rules.concept_weight(total, n) for t, n in counts.items()}
