@@ -76,7 +76,7 @@ def test_credit_never_decreases_with_alignment(a, b):
 def test_a_notes_specific_code_added_verbatim_follows_it_fully_a_lone_name_does_not():
     note = "If go:embed misses the frontend, point it at `//go:embed ../../web/dist` and keep `APP_VERSION`."
     spans = attribution.snippets(note)
-    assert spans == ["//go:embed ../../web/dist"]  # a lone identifier names the subject only
+    assert spans == ("//go:embed ../../web/dist",)  # a lone identifier names the subject only
     assert attribution.quoted(spans, "//go:embed ../../web/dist\nvar distFS embed.FS", "//go:embed web/dist")
     assert not attribution.quoted(spans, "//go:embed dist\nvar Dist embed.FS", "")
     # already there before the action (in the replaced text or the ask): no evidence
@@ -93,13 +93,13 @@ def test_a_notes_code_written_without_backticks_counts_when_an_action_carries_it
     assert attribution.quoted(runs, "$(shell cd build)\ncmake .. -G Ninja", "cd build\ncmake ..")
     assert not attribution.quoted(runs, "cd build && cmake ..", "")
     # prose alone, or a lone code-like name, is no code to carry out
-    assert attribution.code_runs("Run the tests before you push, every time.") == []
-    assert attribution.code_runs("The registry secret is k8s/configmap.yaml for now.") == []
+    assert attribution.code_runs("Run the tests before you push, every time.") == ()
+    assert attribution.code_runs("The registry secret is k8s/configmap.yaml for now.") == ()
 
 
 def test_the_prose_between_two_short_code_spans_is_not_a_span():
     note = "a `cd build` line doesn't affect the next line and an `export CC=clang` line is lost"
-    assert attribution.snippets(note) == ["export cc=clang"]
+    assert attribution.snippets(note) == ("export cc=clang",)
 
 
 def test_words_explained_by_the_code_one_note_carried_are_no_evidence_for_another():

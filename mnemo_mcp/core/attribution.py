@@ -31,6 +31,7 @@ Pure functions: tokens come in already tokenized by the store's full-text tokeni
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -96,7 +97,8 @@ def _squash(text: str) -> str:
     return " ".join((text or "").lower().split())
 
 
-def snippets(note: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def snippets(note: str) -> tuple[str, ...]:
     """A note's code spans that an action could carry out verbatim: backticked, code-like and
     specific (a command with its argument, a call with its value: `jest.setTimeout(20000)`). A
     lone name (`APP_VERSION`, `.await`, `//go:embed`) names the subject, not what to do with it."""
@@ -110,30 +112,32 @@ def snippets(note: str) -> list[str]:
             and span not in out
         ):
             out.append(span)
-    return out
+    return tuple(out)
 
 
-def code_runs(note: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)  # the same notes are weighed against every action of a session
+def code_runs(note: str) -> tuple[str, ...]:
     """A note's code written without backticks ("change directory with $(shell cd build)", "run
     cmake -S . -B build"): runs of two to `RUN_WORDS` words holding code's marks (a call, a flag,
-    a variable, an assignment; or two paths or dotted names), specific as `snippets` are. A lone word, however
-    code-like (`github.event.pull_request`, `k8s/configmap.yaml`), names the subject."""
-    out: list[str] = []
+    a variable, an assignment; or two paths or dotted names), specific as `snippets` are. A lone
+    word, however code-like (`github.event.pull_request`, `k8s/configmap.yaml`), names the subject."""
+    out: dict[str, None] = {}
     for sentence in sentences(_SPAN.sub(" | ", note or "")):
         words = [_word(w) for w in _squash(sentence).split()]
+        marked = [w != "|" and bool(_CODE_MARK.search(w)) for w in words]
+        named = [w != "|" and bool(_NAME_MARK.search(w)) for w in words]
+        if not any(marked) and sum(named) < 2:
+            continue  # prose: most of a note's sentences
         for i in range(len(words)):
             for j in range(i + 2, min(i + RUN_WORDS, len(words)) + 1):
+                if not words[j - 1] or words[j - 1] == "|" or not words[i] or words[i] == "|":
+                    break  # a longer run holds the same gap
+                if not (any(marked[i:j]) or sum(named[i:j]) >= 2):
+                    continue
                 run = " ".join(words[i:j])
-                if (
-                    all(words[i:j])
-                    and "|" not in words[i:j]
-                    and len(run) >= SNIPPET_MIN
-                    and (_CODE_MARK.search(run) or sum(bool(_NAME_MARK.search(w)) for w in words[i:j]) >= 2)
-                    and len(_CHUNK.findall(run)) >= 2
-                    and run not in out
-                ):
-                    out.append(run)
-    return out
+                if len(run) >= SNIPPET_MIN and len(_CHUNK.findall(run)) >= 2:
+                    out.setdefault(run)
+    return tuple(out)
 
 
 def _word(w: str) -> str:
