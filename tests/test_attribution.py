@@ -77,6 +77,7 @@ def test_a_notes_specific_code_added_verbatim_follows_it_fully_a_lone_name_does_
     note = "If go:embed misses the frontend, point it at `//go:embed ../../web/dist` and keep `APP_VERSION`."
     spans = attribution.snippets(note)
     assert spans == ("//go:embed ../../web/dist",)  # a lone identifier names the subject only
+    assert attribution.snippets("raise `statement_timeout` or `github.event.pull_request.head`") == ()
     assert attribution.quoted(spans, "//go:embed ../../web/dist\nvar distFS embed.FS", "//go:embed web/dist")
     assert not attribution.quoted(spans, "//go:embed dist\nvar Dist embed.FS", "")
     # already there before the action (in the replaced text or the ask): no evidence

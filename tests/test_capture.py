@@ -84,6 +84,17 @@ def test_the_actionable_part_of_an_answer_is_kept_verbatim_and_bounded():
     assert len(cases.actionable("`x`. " * 1000, limit=300)) <= 300
 
 
+def test_checks_chained_with_and_are_one_check_and_a_change_before_a_check_only_when_it_passes():
+    from mnemo_mcp.core import checks
+
+    assert checks.check_kind("cargo build && cargo test") == "cargo test"
+    assert checks.check_kind("ruff check . && pytest -q") == "pytest -q"
+    assert checks.check_kind("make deploy && pytest") is None  # a change first: its failure could be the deploy's
+    assert checks.check_after_change("make deploy && pytest") == "pytest"
+    assert checks.check_after_change("rm -rf build || pytest") is None
+    assert checks.check_after_change("pytest") is None  # a check on its own is check_kind's
+
+
 def test_the_same_check_with_other_arguments_is_one_check():
     assert cases.check_identity("pytest -q tests/test_x.py") == cases.check_identity("python -m pytest")
     assert cases.check_identity("npm test") != cases.check_identity("npm run build")

@@ -149,7 +149,15 @@ def test_a_state_reported_as_it_is_now_is_worked(text):
         "switched node versions and now",
         "everything is red now",
         "login page shows a blank screen now",
+        "still locked. that ci run got cancelled yesterday, nothing is running now",
     ],
 )
 def test_a_complaint_or_the_users_own_doing_now_is_not_worked(text):
     assert classify(text).label != WORKED
+
+
+@pytest.mark.parametrize(
+    "text", ["tests panic now: called from outside of a LocalSet", "the worker dies now", "now it panics"]
+)
+def test_what_broke_said_as_a_state_is_failed(text):
+    assert classify(text).label == FAILED

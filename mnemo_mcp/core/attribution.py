@@ -54,7 +54,6 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b")
 _SPAN = re.compile(r"`([^`\n]*)`")  # paired: the prose between two short spans is no span
 _CHUNK = re.compile(r"[a-z0-9]+")
-_CODE_LIKE = re.compile(r"[-._/=:()\[\]{}<>@$]|\d|\s")
 # What marks a run of words as code, not prose: a call or expansion, an assignment, a flag, a
 # path or a dotted name. Prose's own dots and dashes ("e.g.", "well-known") do not.
 _CODE_MARK = re.compile(r"[$(){}\[\]=<>|@]|(?:^|\s)--?[a-z]")
@@ -107,7 +106,7 @@ def snippets(note: str) -> tuple[str, ...]:
         span = _squash(m.group(1))
         if (
             SNIPPET_MIN <= len(span) <= 200
-            and _CODE_LIKE.search(span)
+            and (" " in span or _CODE_MARK.search(span))  # `statement_timeout`, `a.b.c`: a name
             and len(_CHUNK.findall(span)) >= 2
             and span not in out
         ):

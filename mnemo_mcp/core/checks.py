@@ -118,7 +118,11 @@ def check_kind(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | 
     if not matcher.search(check):
         return None
     for op, seg in before:
-        if op in ("|", "||", "&", "|&") or not _BENIGN.search(_strip_wrappers(seg)):
+        # `cd api && ...`, or other checks chained before it (`cargo build && cargo test`):
+        # whichever of them failed, the checks failed.
+        if op in ("|", "||", "&", "|&") or not (
+            _BENIGN.search(_strip_wrappers(seg)) or matcher.search(_strip_wrappers(seg))
+        ):
             return None
     return check
 

@@ -118,7 +118,7 @@ STATE_NOW = re.compile(
     re.IGNORECASE,
 )
 TROUBLE = re.compile(
-    rf"{NEG}|\b(?:fail\w*|error\w*|broke\w*|crash\w*|hang\w*|stuck|slow\w*|red|down|gone|missing|empty|blank|"
+    rf"{NEG}|\b(?:nothing|none|nobody|no\s+one|fail\w*|error\w*|broke\w*|crash\w*|hang\w*|stuck|slow\w*|red|down|gone|missing|empty|blank|"
     r"wrong|worse|weird|strange|random\w*|only|takes?|took|dies|died|dead|timeouts?|times?\s+out|twice|every|"
     r"duplicat\w*|again|still|lost|off|without|instead|even|all\s+of|\d{3}s?|[45]\d\d\w*|warn\w*|"
     r"complain\w*|refus\w*|reject\w*|denied|block\w*|loop\w*|leak\w*|spik\w*|queu\w*|wait\w*|flak\w*|"
@@ -191,6 +191,9 @@ FAILURE = _rx(
     r"\b(?:did|does|changed|fixed)\s+nothing\b|\bmade\s+no\s+difference\b",
     r"\bnot\s+like\s+(?:this|that)\b|\bdo\s+it\s+(?:properly|right|the\s+(?:normal|right|proper|usual)\s+way)\b",
     r"\b(?:refuses|rejects|refused|rejected)\s+(?:it|that|this|the\s+\w+)\b",
+    # "tests panic now", "the worker dies now", "now it panics": what broke, said as a state.
+    r"\b\w+\s+(?:panic(?:s|ked)?|crash(?:es|ed)?|segfaults?|hangs?|dies|died|breaks?|fails?)\s+now\b",
+    r"\bnow\s+(?:it\s+|they\s+|the\s+\w+\s+)?(?:panic(?:s|ked)?|dies|died|segfaults?)\b",
 )
 
 STRONG_FAILURE = _rx(
