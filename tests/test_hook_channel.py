@@ -274,6 +274,59 @@ def test_the_server_reads_a_hooks_settings_once_per_environment(env, project, se
     assert len(read) == 3
 
 
+class SignallingEmbedder(HashEmbedder):
+    """Records each query it embeds and signals it."""
+
+    def __init__(self):
+        super().__init__()
+        self.queries: list[str] = []
+        self.embedded = threading.Event()
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        self.embedded.set()
+        return super().embed_query(text)
+
+
+def test_the_server_embeds_a_prompt_before_the_hook_says_go_and_only_once(env, project):
+    seed(env["MNEMO_DB"])
+    embedder = SignallingEmbedder()
+    srv = Server(env, embedder)
+    try:
+        text = "webhook retries backoff"
+
+        def prepared(session: str):  # what the server does before it answers "ready"
+            mnemo = {k: v for k, v in env.items() if k.startswith("MNEMO_")}
+            payload = prompt(project, text, session=session)
+            request = {
+                "event": "UserPromptSubmit",
+                "payload": payload,
+                "env": mnemo,
+                "cwd": str(project),
+                "wait_ms": 2000,
+            }
+            handle = srv.host.prepare(request)
+            while isinstance(handle, channel.Later):  # the service for the hook's settings opens first
+                handle = handle.resolve()
+            assert callable(handle)
+            return handle
+
+        assert prepared("s-0")()["ok"]  # the first prompt binds the model to that service's store
+        embedder.queries.clear()
+        embedder.embedded.clear()
+        handle = prepared("s-1")
+        assert embedder.embedded.wait(5)  # started already, before the hook's "go"
+        result = handle()  # after "go": the turn is logged and the prompt read
+        assert result["ok"] and injected_text(result["output"])
+        assert embedder.queries == [text]
+    finally:
+        srv.close()
+
+
+def injected_text(output: str | None) -> str:
+    return json.loads(output)["hookSpecificOutput"]["additionalContext"] if output else ""
+
+
 # A hook run through the launcher, with os._exit replaced to say it was called.
 FAST_EXIT_PROBE = (
     "import os, sys\n"

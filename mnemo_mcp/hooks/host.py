@@ -91,6 +91,8 @@ class HookHost:
 
         def handler() -> Callable[[], dict[str, Any]]:
             svc, lock = self._service(settings)
+            if semantic and event == "UserPromptSubmit" and isinstance(payload, dict):
+                handlers.embed_ahead(settings, svc, payload)  # while the hook confirms ("go")
 
             def handle() -> dict[str, Any]:
                 with lock:  # one event at a time per connection: apsw is not for two threads at once
