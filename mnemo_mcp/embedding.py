@@ -267,7 +267,9 @@ class BundledModel:
     instead of spinning, onnxruntime's default: spinning kept a core busy after every query, which
     the prompt hook's own process, the MCP client and the other sessions' servers then waited for
     (prompt hook at 10k memories, server up: 50-54 -> 41 ms; a server's CPU per memory_read
-    halved, 25 -> 12 ms; on an idle machine spinning saved ~0.7 ms a query).
+    halved, 25 -> 12 ms; memory_read over stdio at 1k 13.5 -> 11.1 ms). The cost: a query
+    embedded right after another, with nothing else running, takes ~1.5 ms more (the speed
+    benchmark's floor at 1k, 4.6 -> 6.1 ms).
     With `weights` "int8" it runs the graph that keeps the weights int8 (mnemo_mcp.quantized):
     ~100 MB less resident, vectors within cosine 0.999 of the float model's ("float32": the
     packaged graph, whose weights onnxruntime folds into float32, fastembed's vectors bit for bit).
