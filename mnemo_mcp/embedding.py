@@ -254,14 +254,22 @@ class FastEmbedEmbedder:
         return np.asarray(next(iter(model.query_embed([text]))), dtype=np.float32)
 
 
+SPINNING = "session.intra_op.allow_spinning"  # onnxruntime's worker threads busy-wait between runs
+
+
 class BundledModel:
     """The bundled all-MiniLM-L6-v2 run straight on onnxruntime, computing what fastembed computes
     for this model (its tokenizer settings, mean pooling in float64, L2 normalization: the same
     vectors, bit for bit), without importing fastembed (0.1 s and ~30 MB of modules it brings:
     huggingface_hub, PIL, tqdm, requests) and without a CPU memory arena, which fastembed keeps:
     the arena holds the peak of the largest batch for good (+300 MB after one batch of 16 long
-    passages), and a server embeds one query at a time. (Worker threads keep spinning after a
-    run, onnxruntime's default: turning that off cost 0.7 ms a query on an idle machine.)
+    passages), and a server embeds one query at a time. Its worker threads sleep between runs
+    instead of spinning, onnxruntime's default: spinning kept a core busy after every query, which
+    the prompt hook's own process, the MCP client and the other sessions' servers then waited for
+    (prompt hook at 10k memories, server up: 50-54 -> 41 ms; a server's CPU per memory_read
+    halved, 25 -> 12 ms; memory_read over stdio at 1k 13.5 -> 11.1 ms). The cost: a query
+    embedded right after another, with nothing else running, takes ~1.5 ms more (the speed
+    benchmark's floor at 1k, 4.6 -> 6.1 ms).
     With `weights` "int8" it runs the graph that keeps the weights int8 (mnemo_mcp.quantized):
     ~100 MB less resident, vectors within cosine 0.999 of the float model's ("float32": the
     packaged graph, whose weights onnxruntime folds into float32, fastembed's vectors bit for bit).
@@ -276,6 +284,7 @@ class BundledModel:
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.enable_cpu_mem_arena = False
+        so.add_session_config_entry(SPINNING, "0")
         if threads:
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = threads

@@ -62,12 +62,39 @@ def _server_without_uvicorn():
     return serve
 
 
+def nothing_left_at_exit() -> bool:
+    """True when ending the process at once loses nothing: no thread was ever started (the
+    `threading` module is not even imported) and no exit function is registered (`atexit`:
+    logging's flush, a thread pool's join). A hook answered by a server ends this way; one that
+    handled its event itself (the store, logging) does not."""
+    import atexit
+
+    count = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere: assume there are some
+    return "threading" not in sys.modules and count is not None and count() == 0
+
+
+def _hook_exit(code: int) -> int:
+    """The hook's exit: its output flushed, then, when nothing is left to run (see
+    nothing_left_at_exit), without the interpreter's teardown, which freed every imported module
+    one by one (~5 ms of a hook's ~50 here, measured against the normal exit)."""
+    if not nothing_left_at_exit():
+        return code
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # the reader went away: the normal exit would not have delivered it either
+        pass
+    os._exit(code)
+
+
 def main() -> int:
     argv = sys.argv[1:]
     if len(argv) == 2 and argv[0] == "hook" and not argv[1].startswith("-"):
         from .hooks.entry import main as hook_main
 
-        return hook_main(argv[1])
+        return _hook_exit(hook_main(argv[1]))
     if argv in ([], ["serve"]):
         import logging
         import os

@@ -238,6 +238,140 @@ def test_a_hook_with_a_server_up_imports_no_heavy_library(env, project, server):
         assert "mnemo_mcp" in imported and not imported & set(HEAVY), (event, imported & set(HEAVY))
 
 
+def test_a_prompt_hook_with_a_server_up_imports_neither_the_socket_module_nor_the_tool_event_code(env, project, server):
+    out = hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), "-X", "importtime")
+    assert out.returncode == 0
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "mnemo_mcp.hooks.channel" in imported  # it did ask the server
+    # `socket` turns its constants into enums on import; the C module `_socket` is all a hook uses.
+    # hooks.events and core.checks are for tool events.
+    assert not imported & {"socket", "selectors", "mnemo_mcp.hooks.events", "mnemo_mcp.core.checks"}
+
+
+def test_the_server_reads_a_hooks_settings_once_per_environment(env, project, server, monkeypatch):
+    read = []
+    real = Settings.from_env.__func__
+
+    def counting(cls, environ, **overrides):
+        read.append(dict(environ))
+        return real(cls, environ, **overrides)
+
+    monkeypatch.setattr(Settings, "from_env", classmethod(counting))
+    mnemo = {k: v for k, v in env.items() if k.startswith("MNEMO_")}
+
+    def ask(extra: dict[str, str], session: str) -> dict | None:
+        payload = prompt(project, "webhook retries backoff", session=session)
+        request = {"event": "UserPromptSubmit", "payload": payload, "env": {**mnemo, **extra}, "cwd": str(project)}
+        return channel.ask(env["MNEMO_DB"], request, budget_s=5.0)
+
+    assert ask({}, "s-1")["ok"] and ask({}, "s-2")["ok"]
+    assert len(read) == 1  # the second event reused the settings read for the first
+    assert ask({"MNEMO_INJECT_TOKENS": "40"}, "s-3")["ok"]
+    assert len(read) == 2 and read[1]["MNEMO_INJECT_TOKENS"] == "40"  # another environment is read anew
+    # Invalid settings are refused every time, with the reason (the hook then handles it itself).
+    bad = {"MNEMO_INJECT_TOKENS": "many"}
+    assert ask(bad, "s-4") is None and ask(bad, "s-5") is None
+    assert len(read) == 3
+
+
+class SignallingEmbedder(HashEmbedder):
+    """Records each query it embeds and signals it."""
+
+    def __init__(self):
+        super().__init__()
+        self.queries: list[str] = []
+        self.embedded = threading.Event()
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        self.embedded.set()
+        return super().embed_query(text)
+
+
+def test_the_server_embeds_a_prompt_before_the_hook_says_go_and_only_once(env, project):
+    seed(env["MNEMO_DB"])
+    embedder = SignallingEmbedder()
+    srv = Server(env, embedder)
+    try:
+        text = "webhook retries backoff"
+
+        def prepared(session: str):  # what the server does before it answers "ready"
+            mnemo = {k: v for k, v in env.items() if k.startswith("MNEMO_")}
+            payload = prompt(project, text, session=session)
+            request = {
+                "event": "UserPromptSubmit",
+                "payload": payload,
+                "env": mnemo,
+                "cwd": str(project),
+                "wait_ms": 2000,
+            }
+            handle = srv.host.prepare(request)
+            while isinstance(handle, channel.Later):  # the service for the hook's settings opens first
+                handle = handle.resolve()
+            assert callable(handle)
+            return handle
+
+        assert prepared("s-0")()["ok"]  # the first prompt binds the model to that service's store
+        embedder.queries.clear()
+        embedder.embedded.clear()
+        handle = prepared("s-1")
+        assert embedder.embedded.wait(5)  # started already, before the hook's "go"
+        result = handle()  # after "go": the turn is logged and the prompt read
+        assert result["ok"] and injected_text(result["output"])
+        assert embedder.queries == [text]
+    finally:
+        srv.close()
+
+
+def injected_text(output: str | None) -> str:
+    return json.loads(output)["hookSpecificOutput"]["additionalContext"] if output else ""
+
+
+# A hook run through the launcher, with os._exit replaced to say it was called.
+FAST_EXIT_PROBE = (
+    "import os, sys\n"
+    "from mnemo_mcp import launcher\n"
+    "def fast(code):\n"
+    "    print('FAST EXIT', code, flush=True)\n"
+    "    sys.exit(code)\n"
+    "os._exit = fast\n"
+    "sys.argv = ['mnemo-mcp', 'hook', sys.argv[1]]\n"
+    "sys.exit(launcher.main())\n"
+)
+
+
+def launched_hook(env: dict[str, str], event: str, payload: dict, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", FAST_EXIT_PROBE, event],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**env, **extra},
+        timeout=60,
+    )
+
+
+def test_a_hook_with_nothing_left_to_run_ends_without_the_interpreters_teardown_its_output_delivered(env, project):
+    command = {"session_id": "s-1", "cwd": str(project), "tool_name": "Bash"}
+    quiet = launched_hook(env, "PreToolUse", {**command, "tool_input": {"command": "ls"}})
+    assert quiet.returncode == 0 and quiet.stdout == "FAST EXIT 0\n"
+    denied = launched_hook(env, "PreToolUse", {**command, "tool_input": {"command": "mnemo-mcp release abc"}})
+    assert denied.returncode == 0
+    decision, end = denied.stdout.splitlines()
+    assert json.loads(decision)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert end == "FAST EXIT 0"  # printed after the hook's whole output
+
+
+def test_a_hook_that_handled_its_event_itself_ends_normally(env, project, server):
+    # No server asked: the hook opens the store and imports logging, which registers its flush
+    # at exit, so the interpreter's normal exit runs it.
+    out = launched_hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff"), MNEMO_HOOK_SERVER="0")
+    assert out.returncode == 0 and "FAST EXIT" not in out.stdout
+    assert injected(out)  # it did its work: the keyword recall found the note
+    with_server = launched_hook(env, "UserPromptSubmit", prompt(project, "webhook retries backoff", session="s-2"))
+    assert with_server.returncode == 0 and with_server.stdout.endswith("FAST EXIT 0\n")
+
+
 # --- never twice, never hanging --------------------------------------------------------------------
 
 

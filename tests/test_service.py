@@ -435,3 +435,51 @@ def test_a_personal_note_reaches_its_writer_in_any_project_and_stays_out_of_team
     finally:
         for svc in (ana, ben, ana_elsewhere):
             svc.close()
+
+
+class CountingEmbedder(HashEmbedder):
+    """Says which queries it embedded, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+def test_a_query_embedded_ahead_of_its_read_is_not_embedded_again_and_reads_the_same(settings):
+    embedder = CountingEmbedder()
+    svc = MemoryService(settings, embedder)
+    try:
+        for text in ("Webhook retries use exponential backoff.", "Deploys go through the release branch."):
+            svc.write(text)
+        query = "how do webhook retries back off?"
+        plain = svc.read(query, record=False)
+        embedder.queries.clear()
+        svc.embed_query_ahead(query)
+        ahead = svc.read(query, record=False)
+        assert embedder.queries == [query]  # once, ahead; the read used that vector
+        assert [(it.id, it.relevance, it.score) for it in ahead.items] == [
+            (it.id, it.relevance, it.score) for it in plain.items
+        ]
+        svc.read(query, record=False)  # the vector embedded ahead is used once, not kept
+        assert embedder.queries == [query, query]
+    finally:
+        svc.close()
+
+
+def test_nothing_is_embedded_ahead_before_the_model_is_bound_or_for_a_query_a_read_would_refuse(settings):
+    embedder = CountingEmbedder()
+    svc = MemoryService(settings, embedder)
+    try:
+        svc.embed_query_ahead("before the model is bound")  # binding writes: not from here
+        svc.embed_query_ahead("   ")
+        assert embedder.queries == []
+        svc.write("Deploys go through the release branch.")  # binds the model
+        embedder.queries.clear()
+        svc.embed_query_ahead("   ")
+        assert embedder.queries == []
+    finally:
+        svc.close()

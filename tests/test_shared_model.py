@@ -19,7 +19,14 @@ from test_hook_channel import hook, wait_for
 
 from mnemo_mcp import embedding, quantized
 from mnemo_mcp.config import Settings
-from mnemo_mcp.embedding import INT8_FILE, INT8_STAMP, BundledModel, FastEmbedEmbedder, prepare_default_model
+from mnemo_mcp.embedding import (
+    INT8_FILE,
+    INT8_STAMP,
+    SPINNING,
+    BundledModel,
+    FastEmbedEmbedder,
+    prepare_default_model,
+)
 from mnemo_mcp.hooks import channel
 from mnemo_mcp.hooks.shared_model import SharedEmbedder
 from mnemo_mcp.service import MemoryService
@@ -56,6 +63,14 @@ def test_the_int8_graph_keeps_the_weights_int8_and_its_vectors_match_the_float_m
     assert cosines.min() >= 0.999
     assert cosines.min() < 1.0 - 1e-7  # it is the other graph that ran (its numbers differ a little)
     assert json.loads((folder / INT8_STAMP).read_text())["min_cosine"] >= 0.999
+
+
+def test_the_bundled_models_worker_threads_sleep_between_queries_instead_of_spinning(folder):
+    # Spinning kept a core busy after every query, which the hook process, the MCP client and
+    # other sessions' servers then waited for.
+    for weights in ("int8", "float32"):
+        options = BundledModel(folder, weights=weights)._session.get_session_options()
+        assert options.get_session_config_entry(SPINNING) == "0"
 
 
 def test_a_model_the_rewrite_does_not_know_is_refused(tmp_path, folder):

@@ -28,10 +28,10 @@ Only the standard library: the hook entry point imports this.
 
 from __future__ import annotations
 
+import _socket  # the C module: `socket` turns its constants into enums on import (~4 ms of a hook)
 import contextlib
 import json
 import os
-import socket
 import stat
 import struct
 import time
@@ -131,13 +131,13 @@ def _sockets(folder: str) -> list[str]:
     return [p for _, p in sorted(stamped, reverse=True)]
 
 
-def _peer_is_us(conn: socket.socket) -> bool:
+def _peer_is_us(conn: _socket.socket) -> bool:
     """The other end runs as this user (Linux; elsewhere the 0700 directory is the guard)."""
-    opt = getattr(socket, "SO_PEERCRED", None)
+    opt = getattr(_socket, "SO_PEERCRED", None)
     if opt is None:
         return True
     try:
-        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i")))
+        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(_socket.SOL_SOCKET, opt, struct.calcsize("3i")))
     except OSError:
         return False
     return uid == os.getuid()
@@ -146,7 +146,7 @@ def _peer_is_us(conn: socket.socket) -> bool:
 class _Lines:
     """Newline-delimited JSON over a socket, with a deadline per message."""
 
-    def __init__(self, conn: socket.socket):
+    def __init__(self, conn: _socket.socket):
         self.conn = conn
         self.buf = b""
 
@@ -198,7 +198,7 @@ def ask(
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             conn.settimeout(left)
             try:
@@ -232,7 +232,7 @@ def ask(
 def exchange(path: str, message: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
     """One request and its reply with the server listening at `path` (None: nobody answered in
     time, or the other end is not this user)."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout_s)
         conn.connect(path)
@@ -293,7 +293,7 @@ class Listener:
         self._attached = threading.Event()
         if prepare is not None:
             self._attached.set()
-        self._sock: socket.socket | None = None
+        self._sock: _socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -337,6 +337,8 @@ class Listener:
                 )
                 return False
             self._clean_stale()
+            import socket  # the server's side: accept() gives socket objects
+
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             # Bound under a temporary name and renamed when listening: a hook that finds the
             # socket can always connect (a refused connection means a dead server, see ask()).
@@ -410,7 +412,7 @@ class Listener:
                 continue
             threading.Thread(target=self._one, args=(conn,), name="mnemo-hook", daemon=True).start()
 
-    def _one(self, conn: socket.socket) -> None:
+    def _one(self, conn: _socket.socket) -> None:
         try:
             if not _peer_is_us(conn):
                 return

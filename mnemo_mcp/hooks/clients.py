@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 CLIENTS = ("claude", "gemini", "codex", "opencode")
+# Our events: Claude Code's names (hooks.events.EVENTS).
+OUR_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
 # The client's event -> ours.
 EVENTS: dict[str, dict[str, str]] = {
     "gemini": {
@@ -55,9 +57,7 @@ ROLLOUT_BYTES = 1 << 20  # of a Codex rollout's end searched for a command's exi
 
 
 def known_events(client: str) -> tuple[str, ...]:
-    from .events import EVENTS as OURS
-
-    return OURS if client == "claude" else tuple(EVENTS[client])
+    return OUR_EVENTS if client == "claude" else tuple(EVENTS[client])
 
 
 def to_ours(client: str, event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:

@@ -15,7 +15,7 @@ import os
 import sys
 
 from .. import paths
-from . import clients, events
+from . import clients
 
 TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> 
     is not a check, a tool that is neither Bash nor memory_read, a read that returned nothing."""
     if event not in ("PostToolUse", "PostToolUseFailure"):
         return True
+    from . import events  # tool events only: a prompt does not pay for it (nor for core.checks)
+
     tool = payload.get("tool_name") or ""
     if tool == "Bash":
         from ..core import checks

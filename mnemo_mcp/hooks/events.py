@@ -9,12 +9,13 @@ import os
 import re
 
 from ..core.checks import EDIT_TOOLS
+from .clients import OUR_EVENTS
 
 TYPE_CHECKING = False  # `typing` costs a hook process ~1-3 ms to import, and is needed only by checkers
 if TYPE_CHECKING:
     from typing import Any
 
-EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop")
+EVENTS = OUR_EVENTS  # kept in clients: the hook entry checks an event without importing this module
 RESPONSE_CHARS = 20_000  # of the answer compared with the recalled memories
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
 _FIELD = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)

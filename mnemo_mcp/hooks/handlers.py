@@ -68,6 +68,19 @@ def on_prompt(settings: Settings, svc, payload: dict[str, Any], semantic: bool) 
     return context("UserPromptSubmit", text)
 
 
+def embed_ahead(settings: Settings, svc, payload: dict[str, Any]) -> None:
+    """Start embedding the query of a prompt that on_prompt will read for, before the event is
+    handled: the server does it while the hook confirms the event and the turn is logged, and the
+    read then waits only for what is left of it. (A prompt whose turn turns out not to be new is
+    embedded for nothing.)"""
+    prompt = payload.get("prompt") or ""
+    if settings.inject_tokens <= 0 or not isinstance(prompt, str) or events.task_notifications(prompt)[0]:
+        return
+    query = prompt[:QUERY_CHARS]
+    if query.strip():
+        svc.embed_query_ahead(query)
+
+
 def prompt_context(r: Any, settings: Settings, semantic: bool) -> tuple[str | None, list[tuple[str, str]]]:
     """What a prompt's read puts in front of the model (core.recall decides: in full, as a
     pointer, or nothing) -> (the text, the (id, FULL or POINTER) of each note shown). The

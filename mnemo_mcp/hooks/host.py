@@ -23,6 +23,7 @@ from . import channel, events, handlers
 log = logging.getLogger(__name__)
 
 SERVICES_KEPT = 4  # distinct hook settings served at once (normally one)
+SETTINGS_KEPT = 16  # distinct hook environments whose settings are kept read
 
 
 class HookHost:
@@ -40,6 +41,7 @@ class HookHost:
         self._services: OrderedDict[str, tuple[MemoryService, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
         self._db = paths.db_key(settings.db)
+        self._read: OrderedDict[tuple[tuple[str, str], ...], Settings | str] = OrderedDict()
 
     def listener(self) -> channel.Listener:
         """The socket hooks find this server by: the one the launcher opened early, now given
@@ -78,10 +80,9 @@ class HookHost:
         self, request: dict[str, Any], semantic: bool = True
     ) -> Callable[[], dict[str, Any]] | str | channel.Later:
         event, payload, env, cwd = (request.get(k) for k in ("event", "payload", "env", "cwd"))
-        try:
-            settings = Settings.from_env({str(k): str(v) for k, v in env.items()})
-        except ValidationError as err:
-            return f"the hook's MNEMO_ settings are invalid: {err.errors()[0].get('msg', err)}"
+        settings = self._settings_of(env)
+        if isinstance(settings, str):
+            return settings
         if paths.db_key(settings.db) != self._db:
             return "another database"
         if settings.embed_model != self.settings.embed_model:
@@ -90,6 +91,8 @@ class HookHost:
 
         def handler() -> Callable[[], dict[str, Any]]:
             svc, lock = self._service(settings)
+            if semantic and event == "UserPromptSubmit" and isinstance(payload, dict):
+                handlers.embed_ahead(settings, svc, payload)  # while the hook confirms ("go")
 
             def handle() -> dict[str, Any]:
                 with lock:  # one event at a time per connection: apsw is not for two threads at once
@@ -103,6 +106,26 @@ class HookHost:
         # A service for these settings is opened first (a store connection: tens of ms, more on a
         # busy machine): the hook is told to wait for it rather than give up on its short budget.
         return channel.Later(handler)
+
+    def _settings_of(self, env: dict[Any, Any]) -> Settings | str:
+        """The settings a hook with this MNEMO_ environment reads, or why they are invalid. Read
+        once per distinct environment (pydantic-settings took ~1.5 ms of every event): they
+        depend only on it and on this process's own environment."""
+        key = tuple(sorted((str(k), str(v)) for k, v in env.items()))
+        with self._lock:
+            found = self._read.get(key)
+            if found is not None:
+                self._read.move_to_end(key)
+        if found is None:
+            try:
+                found = Settings.from_env(dict(key))
+            except ValidationError as err:
+                found = f"the hook's MNEMO_ settings are invalid: {err.errors()[0].get('msg', err)}"
+            with self._lock:
+                self._read[key] = found
+                while len(self._read) > SETTINGS_KEPT:
+                    self._read.popitem(last=False)
+        return found
 
     def _has_service(self, settings: Settings) -> bool:
         with self._lock:

@@ -60,7 +60,7 @@ class MemoryService:
 
         # Writing and reading.
         self.write, self.write_many, self.delete = writing.write, writing.write_many, writing.delete
-        self.read = reading.read
+        self.read, self.embed_query_ahead = reading.read, reading.embed_query_ahead
         # Learning from outcomes.
         self.feedback, self.feedback_aligned = learning.feedback, learning.feedback_aligned
         self.feedback_credited = learning.feedback_credited

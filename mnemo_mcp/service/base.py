@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ def rnd(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
+AHEAD_KEPT = 8  # queries embedded ahead of their read and not read yet, kept per context
 _EMBEDDING_THREAD: ThreadPoolExecutor | None = None
 _EMBEDDING_LOCK = threading.Lock()
 
@@ -77,6 +78,8 @@ class ServiceContext:
         self.clock = clock or ((lambda: fixed) if fixed is not None else (lambda: datetime.now(UTC)))
         self.bound = False
         self._bind_lock = threading.Lock()
+        self._ahead: dict[str, Future] = {}  # query text -> its embedding, started before its read
+        self._ahead_lock = threading.Lock()
         self.weights = rules.QualityWeights(
             self.settings.quality_w_rating,
             self.settings.quality_w_access,
@@ -86,6 +89,22 @@ class ServiceContext:
 
     def close(self) -> None:
         self.store.close()
+
+    def embed_ahead(self, text: str) -> None:
+        """Start embedding `text` now, for a read of it that comes soon (see Part._embed_query_soon).
+        Only once the model is bound: binding writes, and this may run beside another thread's
+        transaction."""
+        if not self.bound:
+            return
+        future = _embedding_thread().submit(self.embedder.embed_query, text)
+        with self._ahead_lock:
+            self._ahead[text] = future
+            while len(self._ahead) > AHEAD_KEPT:
+                del self._ahead[next(iter(self._ahead))]
+
+    def take_ahead(self, text: str) -> Future | None:
+        with self._ahead_lock:
+            return self._ahead.pop(text, None)
 
     def ensure_bound(self) -> None:
         if self.bound:
@@ -130,7 +149,8 @@ class Part:
         meanwhile. The model is loaded and bound here first: binding may write, and the caller
         will be inside a read transaction when it waits."""
         self.ctx.ensure_bound()
-        return _embedding_thread().submit(self.embedder.embed_query, text).result
+        ahead = self.ctx.take_ahead(text)  # embedded ahead of this read (ServiceContext.embed_ahead)
+        return (ahead or _embedding_thread().submit(self.embedder.embed_query, text)).result
 
     # --- quality -----------------------------------------------------------------------
 

@@ -80,7 +80,7 @@ class Reading(Part):
         its id, reason and provenance and its text withheld, unless `include_quarantined` (then
         its text is fenced and marked as data); `exclude_quarantined` leaves it out (the hooks)."""
         s = self.settings
-        query = _searchable(validate.text(query, "query", s.max_content_chars))
+        query = self._query_text(query)
         k = validate.top_k(top_k, s)
         tag_filter = validate.tags(tags, s, what="tags filter") or None
         domains = self._read_scope(validate.domain(domain))
@@ -136,6 +136,20 @@ class Reading(Part):
             expanded_concepts=shown_expansion,
             warning=NOT_RECORDED if record else None,
         )
+
+    def _query_text(self, query: str) -> str:
+        """What a read of `query` searches for and embeds."""
+        return _searchable(validate.text(query, "query", self.settings.max_content_chars))
+
+    def embed_query_ahead(self, query: str) -> None:
+        """Start embedding what a read of `query` will embed, so that the read, when it comes,
+        waits only for what is left of it (the prompt hook: while the hook confirms the event and
+        the turn is logged). Nothing when the query is not one a read would take."""
+        try:
+            text = self._query_text(query)
+        except InvalidInput:
+            return
+        self.ctx.embed_ahead(text)
 
     def _record_read(
         self,
