@@ -227,7 +227,8 @@ def test_a_pass_after_the_changes_credits_what_they_followed_and_the_thanks_too(
     assert valence(svc, ids["near"]) == 0.0
 
 
-def test_what_one_failing_check_refuted_another_failing_check_does_not_blame_again(svc):
+def _wrong_refuted(svc: MemoryService) -> tuple[dict[str, str], Story, float]:
+    """A session that followed the wrong note and failed: its ids, the story, the wrong note's valence."""
     ids = _ids(svc)
     s = Story(svc)
     s.prompt("webhook signature verification is broken")
@@ -236,35 +237,34 @@ def test_what_one_failing_check_refuted_another_failing_check_does_not_blame_aga
     s.check(ok=False)
     blamed = valence(svc, ids["wrong"])
     assert blamed < 0
+    return ids, s, blamed
+
+
+def test_what_one_failing_check_refuted_another_failing_check_does_not_blame_again(svc):
+    ids, s, blamed = _wrong_refuted(svc)
     other = svc.session_check(s.sid, status="fail", command="mypy shop", tool_use_id="other-check")
     assert other is None and valence(svc, ids["wrong"]) == blamed
 
 
-def test_a_pass_after_the_user_said_it_failed_credits_the_changes_since(svc):
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        "no, still failing with the same error in production",
+        "better, the signature check passes but retries still fail",  # only partly worked
+    ],
+)
+def test_a_pass_after_the_user_said_it_failed_or_only_partly_worked_credits_the_changes_since(svc, verdict):
     ids = _ids(svc)
     s = Story(svc)
     s.prompt("webhook signature verification is broken")
     s.show(list(ids.values()))
     s.edit("own")
-    s.check(ok=True)  # passes, but the user says it is still wrong
-    s.prompt("no, still failing with the same error in production")
+    s.check(ok=True)  # passes, but the user says it is not done
+    s.prompt(verdict)
     s.edit("fix")
     credit = s.check(ok=True)
     assert credit is not None and credit.memory_ids == [ids["fix"]]
     assert valence(svc, ids["fix"]) > 0
-
-
-def test_a_pass_after_the_user_said_it_only_partly_worked_credits_the_changes_since(svc):
-    ids = _ids(svc)
-    s = Story(svc)
-    s.prompt("webhook signature verification is broken")
-    s.show(list(ids.values()))
-    s.edit("own")
-    s.check(ok=True)
-    s.prompt("better, the signature check passes but retries still fail")
-    s.edit("fix")
-    credit = s.check(ok=True)
-    assert credit is not None and credit.memory_ids == [ids["fix"]]
 
 
 def test_output_pasted_back_after_a_change_is_a_failed_reaction_and_before_any_change_none(svc):
@@ -282,14 +282,7 @@ def test_output_pasted_back_after_a_change_is_a_failed_reaction_and_before_any_c
 
 
 def test_a_note_that_failed_earlier_in_the_session_is_not_credited_again_for_work_in_its_words(svc):
-    ids = _ids(svc)
-    s = Story(svc)
-    s.prompt("webhook signature verification is broken")
-    s.show(list(ids.values()))
-    s.edit("wrong")
-    s.check(ok=False)
-    blamed = valence(svc, ids["wrong"])
-    assert blamed < 0
+    ids, s, blamed = _wrong_refuted(svc)
     # the work goes on in the same words (the tolerance window), doing something else
     rework = (
         "e-9",
