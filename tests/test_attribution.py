@@ -78,10 +78,10 @@ def test_a_notes_specific_code_added_verbatim_follows_it_fully_a_lone_name_does_
     spans = attribution.snippets(note)
     assert spans == ("//go:embed ../../web/dist",)  # a lone identifier names the subject only
     assert attribution.snippets("raise `statement_timeout` or `github.event.pull_request.head`") == ()
-    assert attribution.quoted(spans, "//go:embed ../../web/dist\nvar distFS embed.FS", "//go:embed web/dist")
-    assert not attribution.quoted(spans, "//go:embed dist\nvar Dist embed.FS", "")
+    assert attribution.carried_out(spans, "//go:embed ../../web/dist\nvar distFS embed.FS", "//go:embed web/dist")
+    assert not attribution.carried_out(spans, "//go:embed dist\nvar Dist embed.FS", "")
     # already there before the action (in the replaced text or the ask): no evidence
-    assert not attribution.quoted(spans, "//go:embed ../../web/dist", "x //go:embed  ../../web/dist")
+    assert not attribution.carried_out(spans, "//go:embed ../../web/dist", "x //go:embed  ../../web/dist")
     idf = {"web": 1.0, "dist": 1.0, "embed": 1.0}
     carried = attribution.followed({"m": {"web", "dist", "embed"}}, [set()], idf, carried=["m"])
     assert attribution.credit(carried["m"]) == 1.0
@@ -91,8 +91,8 @@ def test_a_notes_code_written_without_backticks_counts_when_an_action_carries_it
     note = "In a Makefile recipe, change directory with $(shell cd build) so the following commands run inside build/."
     runs = attribution.code_runs(note)
     assert "$(shell cd build" in runs
-    assert attribution.quoted(runs, "$(shell cd build)\ncmake .. -G Ninja", "cd build\ncmake ..")
-    assert not attribution.quoted(runs, "cd build && cmake ..", "")
+    assert attribution.carried_out(runs, "$(shell cd build)\ncmake .. -G Ninja", "cd build\ncmake ..")
+    assert not attribution.carried_out(runs, "cd build && cmake ..", "")
     # prose alone, or a lone code-like name, is no code to carry out
     assert attribution.code_runs("Run the tests before you push, every time.") == ()
     assert attribution.code_runs("The registry secret is k8s/configmap.yaml for now.") == ()

@@ -90,9 +90,10 @@ def test_checks_chained_with_and_are_one_check_and_a_change_before_a_check_only_
     assert checks.check_kind("cargo build && cargo test") == "cargo test"
     assert checks.check_kind("ruff check . && pytest -q") == "pytest -q"
     assert checks.check_kind("make deploy && pytest") is None  # a change first: its failure could be the deploy's
-    assert checks.check_after_change("make deploy && pytest") == "pytest"
-    assert checks.check_after_change("rm -rf build || pytest") is None
-    assert checks.check_after_change("pytest") is None  # a check on its own is check_kind's
+    assert checks.passed_check("make deploy && pytest") == "pytest"
+    assert checks.passed_check("rm -rf build || pytest") is None
+    assert checks.passed_check("make deploy; pytest") is None
+    assert checks.passed_check("pytest -q") == checks.check_kind("pytest -q") == "pytest -q"
 
 
 def test_the_same_check_with_other_arguments_is_one_check():

@@ -158,11 +158,6 @@ def carried_out(spans: Iterable[str], added: str, before: str = "") -> list[str]
     return [span for span in spans if span in text and span not in old]
 
 
-def quoted(spans: Iterable[str], added: str, before: str = "") -> bool:
-    """Does an action's added text carry one of these spans verbatim?"""
-    return bool(carried_out(spans, added, before))
-
-
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if len(s.strip()) >= 3]
 
@@ -240,7 +235,7 @@ def followed(
 ) -> dict[str, float]:
     """Each memory's alignment with everything the assistant did in the window together (a fix
     is often carried out over several edits and commands). `idf` covers the evidence's tokens too.
-    `carried`: memories whose code an action added verbatim (`quoted`): followed fully.
+    `carried`: memories whose code an action added verbatim (`carried_out`): followed fully.
     `explained`: the tokens of that code, no evidence for the other memories (the action's
     words are explained by the note it carried out: `--experimental-specifier-resolution=node`
     from one note does not follow another note that speaks of module resolution)."""

@@ -96,9 +96,13 @@ def _segments(command: str, keep_redirections: bool = False) -> list[tuple[str, 
     return out
 
 
-def check_kind(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | None:
-    """The check a command runs (its normalized text), or None when it is not one, or when
-    its exit status might not be the check's."""
+_HIDDEN = ("|", "||", "&", "|&")  # operators after which the exit status is not the command's before them
+
+
+def _final_check(command: str, patterns: Iterable[str]) -> tuple[str, bool] | None:
+    """The check a command line ends with, and whether its exit status is the check's whatever
+    it is (True) or only when it passes (False: a change joined to it by `&&`); None when no
+    check ends it or the structure hides its status."""
     if not isinstance(command, str) or not command.strip() or "\n" in command.strip():
         return None
     if re.search(r"\$\(|`|<\(|>\(", command):
@@ -112,34 +116,34 @@ def check_kind(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | 
         return None
     matcher = _compile(patterns)
     *before, (last_op, last) = segments
-    if last_op in ("|", "||", "&", "|&"):
-        return None
     check = _strip_wrappers(last)
-    if not matcher.search(check):
+    if last_op in _HIDDEN or not matcher.search(check) or any(op in _HIDDEN for op, _ in before):
         return None
-    for op, seg in before:
-        # `cd api && ...`, or other checks chained before it (`cargo build && cargo test`):
-        # whichever of them failed, the checks failed.
-        if op in ("|", "||", "&", "|&") or not (
-            _BENIGN.search(_strip_wrappers(seg)) or matcher.search(_strip_wrappers(seg))
-        ):
-            return None
-    return check
+    # `cd api && ...`, or other checks chained before it (`cargo build && cargo test`): whichever
+    # of them failed, the checks failed.
+    parts = [_strip_wrappers(seg) for _, seg in before]
+    if all(_BENIGN.search(p) or matcher.search(p) for p in parts):
+        return check, True
+    # A change first (`rm MANIFEST.in && nox -s installed`): a zero exit of `a && b` means every
+    # part succeeded; a failure could be any part's.
+    if all(op in ("", "&&") for op, _ in segments):
+        return check, False
+    return None
 
 
-def check_after_change(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | None:
-    """The check that ends a command changing something first (`rm MANIFEST.in && nox -s
-    installed`, `npm install && npm test`), or None. Its *pass* is the check's: a zero exit of
-    `a && b` means every part succeeded. A failure could be any part's, so it tells nothing."""
-    if not isinstance(command, str) or "\n" in command.strip() or check_kind(command, patterns) is not None:
-        return None
-    if re.search(r"\$\(|`|<\(|>\(|&\s*$", command):
-        return None
-    segments = _segments(re.sub(r"\s\d?>&\d\b|\s&>>?\s*\S+|\s\d?>>?\s*\S+|\s<\s*\S+", " ", command))
-    if not segments or len(segments) < 2 or any(op not in ("", "&&") for op, _ in segments):
-        return None
-    check = _strip_wrappers(segments[-1][1])
-    return check if _compile(patterns).search(check) else None
+def check_kind(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | None:
+    """The check a command runs (its normalized text), or None when it is not one, or when
+    its exit status might not be the check's."""
+    found = _final_check(command, patterns)
+    return found[0] if found and found[1] else None
+
+
+def passed_check(command: str, patterns: Iterable[str] = DEFAULT_CHECKS) -> str | None:
+    """The check a command that succeeded ran: `check_kind`'s, or the check that ends a change
+    (`rm MANIFEST.in && nox -s installed`, `npm install && npm test`): every part succeeded, so
+    did the check. (The same command failing tells nothing: that is `check_kind`'s None.)"""
+    found = _final_check(command, patterns)
+    return found[0] if found else None
 
 
 def outcome_of(tool_response: object, failed_event: bool) -> str | None:

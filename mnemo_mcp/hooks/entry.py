@@ -54,11 +54,10 @@ def worth_handling(event: str, payload: dict[str, Any], env: dict[str, str]) -> 
         if extra is None:
             return True  # a malformed setting: let the full path report it
         command = (payload.get("tool_input") or {}).get("command") or ""
-        patterns = (*checks.DEFAULT_CHECKS, *extra)
-        if checks.check_kind(command, patterns) is not None:
+        # A command that succeeded may also be a change and then a check (see handlers.is_check).
+        judged = checks.passed_check if event == "PostToolUse" else checks.check_kind
+        if judged(command, (*checks.DEFAULT_CHECKS, *extra)) is not None:
             return True
-        if event == "PostToolUse" and checks.check_after_change(command, patterns) is not None:
-            return True  # a change, then a check that passed
         # Any other failing command: its error may be one a captured case answers.
         return event == "PostToolUseFailure" and env.get("MNEMO_CAPTURE", "").strip().lower() != "off"
     if event == "PostToolUse" and tool.startswith("mcp__") and tool.endswith("__memory_read"):

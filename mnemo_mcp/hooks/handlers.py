@@ -138,7 +138,7 @@ def is_check(settings: Settings, payload: dict[str, Any], failed: bool = True) -
     check ending a change (`rm MANIFEST.in && nox -s installed` passed: so did nox)."""
     command = (payload.get("tool_input") or {}).get("command") or ""
     patterns = (*checks.DEFAULT_CHECKS, *settings.extra_check_commands)
-    return checks.check_kind(command, patterns) or (None if failed else checks.check_after_change(command, patterns))
+    return (checks.check_kind if failed else checks.passed_check)(command, patterns)
 
 
 def on_tool(settings: Settings, svc, payload: dict[str, Any], failed: bool) -> str | None:

@@ -337,7 +337,7 @@ class Sessions(Part):
             ]
             start = self._window_start(before, previous, status)
             window = [e for e in before if e["seq"] > start and e["kind"] == ACTIONS]
-            changed = sum(int(e["detail"].get("changes", 0)) for e in window) > 0
+            changed = self._changed(window)
             credit: SessionCredit | None = None
             if changed and status == "fail":
                 credit = self._credit(
@@ -541,7 +541,8 @@ class Sessions(Part):
         shares = {m: attribution.credit(a, s.follow_floor, s.full_credit) for m, a in aligned.items()}
         shares = {m: c for m, c in shares.items() if c > 0}
         if outcome > 0 and shares:
-            shares = {m: c for m, c in shares.items() if m not in self._refuted(u.events, carried)}
+            refuted = self._refuted(u.events, carried)
+            shares = {m: c for m, c in shares.items() if m not in refuted}
         first: dict[str, dict[str, Any]] = {}
         for e in u.events:
             if e["kind"] in SHOWN:
