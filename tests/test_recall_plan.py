@@ -52,16 +52,21 @@ def test_what_worked_leads_when_the_hook_decides_by_confidence_too():
     assert plan([untried, untried_too], policy) == ([], [0])  # without an outcome: the read's lead, a pointer
 
 
-def test_by_confidence_what_worked_elsewhere_is_not_shown_for_a_prompt_it_does_not_fit():
+def test_by_confidence_what_worked_is_a_pointer_first_when_only_plausible_and_nothing_when_not():
     policy = RecallPolicy(
         worked_floor=0.35, pointer_floor=0.3, full_confidence=0.3, best_confidence=0.22, pointer_confidence=0.3
     )
     other = Candidate(relevance=0.5, score=0.5, semantic=0.6, lexical=0.5)
-    # not plausible here: little confidence, and a relevance under the floor for what worked (its score
-    # is higher only by what it learned elsewhere)
+    # plausible only (little confidence, a relevance under the floor for what worked): first, but as
+    # a twenty-token pointer that says it worked, never in full; the untried advice a pointer after it
     case = Candidate(relevance=0.32, score=0.42, semantic=0.45, lexical=0.2, worked=True)
-    full, pointers = plan([other, case], policy)
-    assert 1 not in full and 1 not in pointers
-    # as relevant as what worked needs to be, it leads even with little confidence
+    assert plan([other, case], policy) == ([], [1, 0])
+    # not plausible (under the pointer floor, or far from the best candidate): nothing of it
+    weak = Candidate(relevance=0.2, score=0.28, semantic=0.3, lexical=0.1, worked=True)
+    assert 1 not in plan([other, weak], policy)[1]
+    far = Candidate(relevance=0.32, score=0.33, semantic=0.45, lexical=0.2, worked=True)
+    strong = Candidate(relevance=0.9, score=0.9, semantic=0.9, lexical=0.8)
+    assert plan([strong, far], policy) == ([0], [])
+    # as relevant as what worked needs to be, it leads in full even with little confidence
     relevant = Candidate(relevance=0.4, score=0.42, semantic=0.45, lexical=0.2, worked=True)
     assert plan([other, relevant], policy)[0] == [1]
