@@ -27,12 +27,13 @@ from typing import Any
 
 from ..core import attribution, cases, lifecycle, reactions
 from ..core.secrets import masked as redacted
-from ..core.text import extract_concepts
-from ..errors import InvalidInput, MnemoError
+from ..errors import MnemoError
 from ..models import SessionCredit, SessionPrompt
+from . import credit as crediting
 from .attribution import CANDIDATES, Attribution
 from .base import Part, ServiceContext, iso
 from .capture import Capture
+from .credit import Crediting
 from .learning import Learning
 from .session_log import (
     ACTIONS,
@@ -53,8 +54,6 @@ from .session_log import (
 # SessionStart sources whose context no longer holds an earlier digest.
 FRESH_CONTEXT = ("startup", "clear", "compact")
 ASK_CHARS = 1000
-ASK_CONCEPTS = 8  # of the user's ask taught to what an outcome credits
-MAX_CONCEPTS = 16
 Action = tuple[str, str, dict[str, Any]]  # (tool_use id, tool name, its input)
 
 
@@ -74,6 +73,7 @@ class Sessions(Part):
     ):
         super().__init__(ctx)
         self.log, self.learning, self.capture, self.attribution = log, learning, capture, attribution
+        self.crediting = Crediting(ctx, learning=learning)
 
     def _stamp(self, now: datetime | None) -> str:
         return iso(now or self.clock())
@@ -294,14 +294,14 @@ class Sessions(Part):
         # ("the empty __init__.py is harmless, I left it"). Only when nothing done followed any
         # note (advice alone, or a change that carries no words) does the answer decide.
         done = [e for e in turn if e["seq"] > start and e["kind"] == ACTIONS]
-        aligned = self._aligned(done)
+        aligned = crediting.aligned(done)
         if not any(aligned.values()):
-            aligned = self._aligned([e for e in turn if e["kind"] == ALIGN])
+            aligned = crediting.aligned([e for e in turn if e["kind"] == ALIGN])
         # A note the answer itself set aside ("the saved --no-cache tip doesn't apply") was not
         # followed, whatever the turn's edits share with it.
         aside = {m for e in turn if e["kind"] == ALIGN for m in e["detail"].get("set_aside", [])}
         aligned = {m: a for m, a in aligned.items() if m not in aside}
-        return self._credit(u, aligned, outcome, label, "prompt", cue, now, self._carried(done))
+        return self.crediting.credit(u, aligned, outcome, label, "prompt", cue, now, crediting.carried(done))
 
     # --- checks -----------------------------------------------------------------------------
 
@@ -340,21 +340,21 @@ class Sessions(Part):
             changed = self._changed(window)
             credit: SessionCredit | None = None
             if changed and status == "fail":
-                credit = self._credit(
-                    u, self._aligned(window), s.check_fail_outcome, "check failed", "check", command, now
+                credit = self.crediting.credit(
+                    u, crediting.aligned(window), s.check_fail_outcome, "check failed", "check", command, now
                 )
             elif changed and (
                 (previous and previous[-1]["detail"].get("status") == "fail") or self._told_failed(before, start)
             ):
-                credit = self._credit(
+                credit = self.crediting.credit(
                     u,
-                    self._aligned(window),
+                    crediting.aligned(window),
                     s.check_pass_outcome,
                     "check passed after a failure",
                     "check",
                     command,
                     now,
-                    self._carried(window),
+                    crediting.carried(window),
                 )
             case = self.capture.check_cases(
                 u.sid, u.events, status, command, signature, calls or [], tool_use_id, now, narration=narration
@@ -496,89 +496,3 @@ class Sessions(Part):
             ]
             u.add(DIGEST, self._stamp(now), memory_ids=[m["id"] for m in useful], detail={"source": source})
         return useful
-
-    # --- credit -----------------------------------------------------------------------------
-
-    @staticmethod
-    def _aligned(actions: list[dict[str, Any]]) -> dict[str, float]:
-        """Each memory's alignment with the actions of a window (the best over them)."""
-        out: dict[str, float] = {}
-        for e in actions:
-            for m, a in e["detail"].get("alignment", {}).items():
-                out[m] = max(out.get(m, 0.0), float(a))
-        return out
-
-    @staticmethod
-    def _carried(actions: list[dict[str, Any]]) -> set[str]:
-        """Memories whose code the actions of a window carried out verbatim."""
-        return {m for e in actions for m in e["detail"].get("carried", [])}
-
-    @staticmethod
-    def _refuted(events: list[dict[str, Any]], carried: set[str]) -> set[str]:
-        """Memories an outcome of this session already counted against, whose code the window did
-        not carry out verbatim. Once a note was followed and failed, the work moves on in the same
-        words (the same file, the same feature): that is no evidence of following it again."""
-        blamed = {
-            m for e in events if e["kind"] == OUTCOME and e["detail"].get("outcome", 0) < 0 for m in e["memory_ids"]
-        }
-        return blamed - carried
-
-    def _credit(
-        self,
-        u: SessionUnit,
-        aligned: dict[str, float],
-        outcome: float,
-        label: str,
-        source: str,
-        cue: str | None,
-        now: datetime | None,
-        carried: set[str] = frozenset(),  # type: ignore[assignment]
-    ) -> SessionCredit:
-        """The outcome for the memories the window followed, each by its share; one report per
-        memory, through the read that showed it first, so its query->memory links learn for the
-        question it was shown for."""
-        s = self.settings
-        shares = {m: attribution.credit(a, s.follow_floor, s.full_credit) for m, a in aligned.items()}
-        shares = {m: c for m, c in shares.items() if c > 0}
-        if outcome > 0 and shares:
-            refuted = self._refuted(u.events, carried)
-            shares = {m: c for m, c in shares.items() if m not in refuted}
-        first: dict[str, dict[str, Any]] = {}
-        for e in u.events:
-            if e["kind"] in SHOWN:
-                for m in e["memory_ids"]:
-                    if m in shares:
-                        first.setdefault(m, e)
-        groups: dict[int, list[str]] = {}
-        for m, e in first.items():
-            groups.setdefault(e["seq"], []).append(m)
-        by_seq = {e["seq"]: e for e in first.values()}
-        # The problem in the user's words is taught too: a memory the model found with its own
-        # query and followed is found next time from the words the user asked in.
-        turns = [e for e in u.events if e["kind"] == TURN]
-        asked = extract_concepts(turns[-1]["detail"].get("ask") or "")[:ASK_CONCEPTS] if turns else []
-        credited: list[str] = []
-        for seq, ids in groups.items():
-            e = by_seq[seq]
-            concepts = list(dict.fromkeys([*(e["detail"].get("query_concepts") or []), *asked]))[:MAX_CONCEPTS]
-            how = dict(
-                credits={m: shares[m] for m in ids},
-                outcome=outcome,
-                query_concepts=concepts or None,
-                source=f"hook:{source}",
-                now=now,
-            )
-            try:
-                result = self.learning.feedback_credited(ids, read_id=e.get("read_id"), **how)
-            except InvalidInput:  # the read fell out of the bounded log: keep its concepts
-                result = self.learning.feedback_credited(ids, **how)
-            except MnemoError:  # every memory of this group was deleted meanwhile
-                continue
-            credited += [c.id for c in result.updated]
-        u.add(
-            OUTCOME,
-            self._stamp(now),
-            memory_ids=credited,
-            detail={"source": source, "label": label, "outcome": outcome, "cue": (cue or "")[:200]},
-        )
-        return SessionCredit(signal=label, outcome=outcome, memory_ids=credited)
