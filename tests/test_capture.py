@@ -103,6 +103,22 @@ def test_the_same_check_with_other_arguments_is_one_check():
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        "python manage.py makemigrations --check --dry-run",
+        "kubectl apply --dry-run=client -f k8s/app.yaml",
+        "terraform fmt -check",
+        "git push --dry-run origin main",
+    ],
+)
+def test_a_run_that_says_it_changes_nothing_is_no_change(command):
+    """A dry run or a --check is a look: the notes its words name were not carried out by it."""
+    assert not cases.is_change(command)
+    assert cases.is_change(command.replace(" --dry-run", "").replace(" --check", "").replace(" -check", ""))
+    assert cases.is_change(command + " > report.txt")  # unless it writes a file
+
+
+@pytest.mark.parametrize(
     "a, b, cosine, kind",
     [  # cosines as the default model gives them
         (

@@ -261,6 +261,9 @@ _READ_ONLY = re.compile(
 )
 # Output written to a file (not to another stream or /dev/null) makes a looking command a change.
 _WRITES_FILE = re.compile(r"(?<![0-9&])>>?\s*(?!&|/dev/null)\S")
+# A run that says it changes nothing: `makemigrations --check --dry-run`, `black --check`,
+# `kubectl apply --dry-run=client`, `terraform fmt -check`, `git push --dry-run`.
+_CHANGES_NOTHING = re.compile(r"\s--?(?:dry-run|check)(?:=\S*)?(?=\s|$)")
 _ASSIGNMENTS = re.compile(r"^(?:\w+=\S*\s+)+")
 _GIT_C = re.compile(r"^git\s+-C\s+\S+\s+")
 
@@ -313,8 +316,8 @@ def command_identity(command: str) -> str:
 
 def is_change(command: str) -> bool:
     """A command that may have changed something (an install, an edit, an env change): any part
-    of it that is not a check and not only a look (`grep 'a\\|b' x`, `git -C sub log`, `sed -n`),
-    or that writes its output to a file."""
+    of it that is not a check and not only a look (`grep 'a\\|b' x`, `git -C sub log`, `sed -n`, a
+    run with `--dry-run` or `--check`), or that writes its output to a file."""
     from .checks import check_kind, segments
 
     text = command.strip()
@@ -327,7 +330,7 @@ def is_change(command: str) -> bool:
         part = _GIT_C.sub("git ", _ASSIGNMENTS.sub("", part.strip()))
         if not part or check_kind(part) is not None:
             continue
-        if _WRITES_FILE.search(part) or not _READ_ONLY.match(part):
+        if _WRITES_FILE.search(part) or not (_READ_ONLY.match(part) or _CHANGES_NOTHING.search(part)):
             return True
     return False
 
