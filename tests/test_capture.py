@@ -354,3 +354,20 @@ def test_a_failing_command_that_is_no_check_is_closed_as_a_fix_when_the_transcri
     (fix,) = [c for c in captured(svc) if "fix" in c.tags]
     assert fix.content.startswith("Fix: editing docker-compose.yml")
     assert svc.stats().feedback_events == 1  # no memory was blamed for a command that is no test
+
+
+@pytest.mark.parametrize(
+    "message, opens",
+    [
+        ("now:\nTypeError: Cannot read properties of undefined (reading 'id')", "TypeError"),
+        ('the worker starts, then:\nPHP Fatal error:  Uncaught Error: Class "Redis" not found', "PHP Fatal error"),
+        ("after the rebuild:\n./entrypoint.sh: 3: exec: gunicorn: not found", "entrypoint.sh"),
+    ],
+)
+def test_output_pasted_under_a_short_lead_in_is_a_reported_error(message, opens):
+    assert opens in (cases.reported_error(message) or "")
+
+
+def test_a_lead_in_that_asks_about_the_output_reports_nothing():
+    assert cases.reported_error("why does it print this:\nTypeError: x is undefined") is None
+    assert cases.reported_error("the plan:\n1. add the test\n2. ship it") is None

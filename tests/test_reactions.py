@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo_mcp.core.reactions import FAILED, UNKNOWN, WORKED, classify
+from mnemo_mcp.core.reactions import FAILED, PARTIAL, UNKNOWN, WORKED, classify
 
 
 @pytest.mark.parametrize(
@@ -160,4 +160,50 @@ def test_a_complaint_or_the_users_own_doing_now_is_not_worked(text):
     "text", ["tests panic now: called from outside of a LocalSet", "the worker dies now", "now it panics"]
 )
 def test_what_broke_said_as_a_state_is_failed(text):
+    assert classify(text).label == FAILED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "green",
+        "rebased, green.",
+        "rollout went through",
+        "the hotfix went out this morning",
+        "pushed fine",
+        "heap back to ~90M after a day",
+        "zero timeouts overnight",
+        "it was the trailing slash. fixed",
+        "build time went from 9 to 4 min, nice",
+    ],
+)
+def test_a_state_back_where_it_should_be_or_work_that_went_out_is_worked(text):
+    assert classify(text).label == WORKED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "login works 👍 but the logout button 500s now",
+        "migrations run fine now. but the seed job now takes 10 min",
+        "deploy went through, but every page loads twice as slow",
+        "fewer 502s but still a handful every hour",
+        "better i think, but the flaky one failed once more",
+    ],
+)
+def test_a_success_with_trouble_after_but_is_partial(text):
+    assert classify(text).label == PARTIAL
+
+
+@pytest.mark.parametrize(
+    "text", ["works, but why does that matter?", "it works! but thanks for explaining the lock too"]
+)
+def test_a_but_that_asks_or_thanks_leaves_a_success_worked(text):
+    assert classify(text).label == WORKED
+
+
+@pytest.mark.parametrize(
+    "text", ["still 403s on the admin routes", "deployed it. still duplicates the invoices", "same ECONNRESET"]
+)
+def test_what_persists_said_with_its_own_verb_or_status_is_failed(text):
     assert classify(text).label == FAILED

@@ -36,6 +36,8 @@ _SALIENT = [
         r"^\[ERROR\]\s",  # maven
         r"^(?:ERROR|FATAL|fatal):\s",  # docker buildkit, git
         r"^npm ERR!\s",
+        r"^(?:PHP\s+)?(?:Parse|Fatal|Catchable fatal)\s+error:\s",  # PHP
+        r"^\S+:\s+\d+:\s+(?:\S+:\s+)+(?:not found|Permission denied)",  # sh/dash: x.sh: 1: source: not found
         r"^\s*Error:\s",
         r"^\s*\S+:\d+(?::\d+)?:\s+\S",  # file:line[:col]: anything (linters, go, make, warnings)
         r"^(?:go|cargo|npm|pnpm|yarn|pip|git|docker|bash|sh|zsh|node|python\d?|java|javac|mvn|gradle|terraform):\s",
@@ -123,12 +125,19 @@ def error_signature(output: str) -> str | None:
     return " | ".join(t[2] for t in best)[:SIGNATURE_CHARS]
 
 
+# A short line that introduces what the user pasted under it, not a question about it.
+_LEAD_IN = re.compile(r"^(?![^:]*\b(?:why|how|what|where|which|who)\b)[^?:]{0,60}:\s*$", re.IGNORECASE)
+
+
 def reported_error(message: str) -> str | None:
     """The error a user's message opens with when it is pasted output ("node: bad option: ...",
     "TypeError: ...", "error[E0277]: ..."), normalized; None for prose about an error ("why
-    does it say TypeError?"). After the assistant changed something, such a message is the
-    user showing that the change failed."""
+    does it say TypeError?"). A short lead-in line ("now:", "staging boots for 2 sec then:") may
+    come first. After the assistant changed something, such a message is the user showing that
+    the change failed."""
     lines = [ln for ln in (message or "").splitlines() if ln.strip()]
+    if len(lines) > 1 and _LEAD_IN.match(lines[0]):  # "now:", "staging boots for 2 sec then:"
+        lines = lines[1:]
     if not lines:
         return None
     traceback = lines[0].lstrip().startswith("Traceback (most recent call last)")

@@ -53,7 +53,9 @@ NEG = (
 
 # Phrases that contain failure words but report success: matched first, then removed.
 NEGATED_NEGATIVE = _rx(
-    r"\b(?:no|zero|0)\s+(?:more\s+)?(?:errors?|failures?|warnings?|crash(?:es)?|exceptions?|issues?)\b(?:\s+(?:now|anymore|any\s+more))?",
+    r"\b(?:no|zero|0)\s+(?:more\s+)?(?:errors?|failures?|warnings?|crash(?:es)?|exceptions?|issues?|restarts?|timeouts?|"
+    r"oom\w*|alerts?|flakes?|retries|5\d\ds|4\d\ds|fatals?|panics?)\b(?:\s+(?:now|anymore|any\s+more|overnight|since))?",
+    r"\b(?:errors?|crash(?:es)?|restarts?|timeouts?|fatals?|panics?|warnings?|[45]\d\ds|flakes?)\s+(?:are\s+|is\s+)?gone\b",
     r"\bno\s+longer\s+(?:crash(?:es)?|fails?|failing|breaks?|hangs?|errors?|throws?)\b",
     r"\bnothing\s+(?:broke|breaks|failed|fails)\b",
     r"\b(?:hasn't|has\s+not|haven't|didn't|did\s+not)\s+(?:failed|crashed|broken|errored)\b(?:\s+once)?",
@@ -106,6 +108,14 @@ SUCCESS = _rx(
     r"^(?!.*\b(?:but|still|fail\w*|error\w*|broken|crash\w*)\b)(?:\w+\s+){0,3}?\w+\s+(?:passes|passed|succeeds|succeeded)\s*(?:$|[,.!;]|now\b|again\b|too\b)",
     r"^(?:it\s+)?(?:builds|compiles|runs|passes|deploys|starts|works)\s*[,.!]",
     r"^(?:deployed|redeployed|pushed|merged|released|rebuilt)\s*[,.]?\s*(?:ok|okay|fine|all\s+good)\b",
+    # A state back where it should be, or work that went out: "green" as a clause of its own,
+    # "release went out", "pushed fine", "memory back to ~150M", "... fixed".
+    r"(?:^|[,.!;:]\s*)(?:all\s+)?green(?:\s+(?:now|again|too|lol))?\s*(?:$|[,.!;]|[^\w\s])",
+    r"\b(?:release|deploy(?:ment)?|rollout|migration|build|pr|fix|hotfix|upgrade)\s+went\s+(?:out|through|in|fine|ok|okay|smoothly)\b",
+    r"\b(?:pushed|deployed|merged|shipped|installed|applied|booted|started)\s+(?:fine|ok|okay|cleanly|without\s+(?:issues?|problems?|errors?))\b",
+    r"\bback\s+to\s+(?:normal|~?\d[\w.,]*|where\s+it\s+was|green)\b",
+    r"\b(?:fixed|solved|resolved|sorted)\W*$",
+    r"\bnice\W*$",
 )
 
 # A state reported as it is now, where it is used: "pod is running now", "downloads properly now",
@@ -178,7 +188,10 @@ FAILURE = _rx(
     rf"\b{STILL}\s+(?:\w+\s+)?(?:says|shows|skip\w*|undefined|refuses|prints|gives|rejects|missing|red)\b",
     rf"\b{STILL}\s+\w*(?:error|exception)\w*",
     r"\bsame\s+(?:\S+\s+){0,4}?(?:error|exception|warning|failure)\b|\bsame\s+\w*(?:error|exception)\w*",
-    r"\bsame\s+(?:connection\s+refused|permission\s+denied|[a-z]*\d+[a-z\d]*|[a-z]+(?:inuse|notfound))\b",
+    r"\bsame\s+(?:connection\s+refused|permission\s+denied|[a-z]*\d+[a-z\d]*|[a-z]+(?:inuse|notfound)|"
+    r"e(?:conn\w+|addr\w+|noent|acces|perm|timedout|pipe|notfound))\b",
+    # what persists, said with its own verb or status: "still doubles", "still 419s"
+    rf"\b{STILL}\s+(?:[45]\d\d\w*|(?!(?:works|passes|loads|compiles|runs|builds|succeeds|needs|wants|seems|looks)\b)[a-z]{{3,}}s)\b(?!\s+(?:fine|ok|okay|great|correctly|well))",
     r"\bfails?\s+(?:\w+\s+)?(?:the\s+)?same\b|\bthe\s+same\s+way\b|\bexact(?:ly)?\s+(?:the\s+)?same\b",
     r"\b(?:gets\s+)?killed\s+(?:even\s+)?(?:earlier|again|still)\b|\btimes\s+out\b.{0,40}\binstead\b",
     # Terse reports of the same failure (attribution stories' tune part): "still times out",
@@ -208,6 +221,8 @@ PARTIAL_CUE = _rx(
     r"^\W*(?:almost|almst|allmost|nearly|closer|partly|partially|sort\s+of|kinda|kind\s+of|mostly|half|casi|fast)\b",
     r"\balmost\s+(?:there|works?|done)\b|🤏",
     r"\b(?:better|closer|progress)\b[,!.]*\s*(?:but|only|just)\b|\bprogress!",
+    # "fewer restarts but still 3 OOMKilled", "way fewer now but still some", "better i guess but"
+    r"\b(?:better|fewer|less\s+often|faster|improved|closer)\b[^.!?\n]{0,40}?\bbut\b",
     r"\b(?:partly|partially)\s+(?:fixed|works?|working)\b|\bhalf\s+(?:working|works?|fixed)\b",
     r"\b\d+\s+(?:of|out\s+of)\s+(?:the\s+)?\d+\b.*\bpass",
     r"\bfewer\s+(?:errors?|failures?|warnings?)\b|\bdown\s+from\s+\d+\b",
@@ -239,6 +254,9 @@ STILL_FAILING = _rx(
     rf"\b{STILL}\b(?:\s+\w+){{0,3}}?\s+(?:{NEG}|fail\w*|broken|wrong|the\s+same|crash\w*|throw\w*|return\w*|complain\w*|\d{{3}}\w*)"
 )
 BLAME_QUESTION = _rx(r"\bwhy\s+did\s+you\s+(?:delete|remove|break|drop|revert)\b")
+
+# What follows a "but" to the end of its sentence; a question there asks, it does not report.
+_BUT_CLAUSE = re.compile(r"\bbut\b(?P<rest>[^.!?\n]*)(?P<end>[.!?\n]|$)")
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _INLINE = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|(?<![a-z])'[^'\n]*'(?![a-z])|“[^”\n]*”")
@@ -281,6 +299,19 @@ def _opens(pattern: re.Pattern[str], clause: str) -> bool:
     """The cue starts within the first two words of the clause."""
     m = pattern.search(clause)
     return bool(m) and len(clause[: m.start()].split()) <= 2
+
+
+def _but_trouble(text: str) -> str | None:
+    """A "but" that reports trouble after a success ("429s gone 👍 but it restarts every ~20 min
+    now", "lint green. but the msrv job now says 1.79"): the fix worked only in part. Not a
+    "but" that asks ("works, but why?") or thanks."""
+    for m in _BUT_CLAUSE.finditer(text):
+        rest = m.group("rest").strip()
+        if m.group("end") == "?" or not rest or QUESTION_START.match(rest) or POLITE.match(rest):
+            continue
+        if TROUBLE.search(rest):
+            return m.group(0).strip()
+    return None
 
 
 def classify(text: str) -> Reaction:
@@ -329,5 +360,8 @@ def classify(text: str) -> Reaction:
     if success or polite:
         if NOT_TRIED.search(rest) and not success:
             return Reaction(UNKNOWN)
+        trouble = _but_trouble(rest[rest.find(success) :] if success and success in rest else rest) if success else None
+        if trouble:
+            return Reaction(PARTIAL, f"{success} / {trouble}")
         return Reaction(WORKED, success or polite)
     return Reaction(UNKNOWN)
