@@ -207,3 +207,8 @@ def test_a_but_that_asks_or_thanks_leaves_a_success_worked(text):
 )
 def test_what_persists_said_with_its_own_verb_or_status_is_failed(text):
     assert classify(text).label == FAILED
+
+
+@pytest.mark.parametrize("text", ["it still does the job", "the advice still applies", "still sounds good to me"])
+def test_what_still_holds_is_no_failure(text):
+    assert classify(text).label != FAILED

@@ -191,13 +191,13 @@ FAILURE = _rx(
     r"\bsame\s+(?:connection\s+refused|permission\s+denied|[a-z]*\d+[a-z\d]*|[a-z]+(?:inuse|notfound)|"
     r"e(?:conn\w+|addr\w+|noent|acces|perm|timedout|pipe|notfound))\b",
     # what persists, said with its own verb or status: "still doubles", "still 419s"
-    rf"\b{STILL}\s+(?:[45]\d\d\w*|(?!(?:works|passes|loads|compiles|runs|builds|succeeds|needs|wants|seems|looks)\b)[a-z]{{3,}}s)\b(?!\s+(?:fine|ok|okay|great|correctly|well))",
+    rf"\b{STILL}\s+(?:[45]\d\d\w*|(?!(?:works|passes|loads|compiles|runs|builds|succeeds|needs|wants|seems|looks|sounds|progress|applies|holds|matters|counts|stands|does\s+the\s+(?:job|trick))\b)[a-z]{{3,}}s)\b(?!\s+(?:fine|ok|okay|great|correctly|well))",
     r"\bfails?\s+(?:\w+\s+)?(?:the\s+)?same\b|\bthe\s+same\s+way\b|\bexact(?:ly)?\s+(?:the\s+)?same\b",
     r"\b(?:gets\s+)?killed\s+(?:even\s+)?(?:earlier|again|still)\b|\btimes\s+out\b.{0,40}\binstead\b",
     # Terse reports of the same failure (attribution stories' tune part): "still times out",
     # "still 413", "same panic, ...", "ci failed again", "E0277 again", "reclone did nothing".
     rf"^\W*{STILL}\s+(?!\w+ing\b)(?!(?:works?|fine|good|green|pass\w*|ok|okay|clean|fast|quick|happy|nice|need|needs|want|"
-    r"think|have|has|had|a\s+question|curious|wondering|unsure|not\s+sure)\b)\S+(?:\s+\S+)?",
+    r"think|have|has|had|a\s+question|curious|wondering|unsure|not\s+sure|sounds|progress|applies|makes\s+sense)\b)\S+(?:\s+\S+)?",
     r"^\W*same\s*(?:[,.!:]|\S+(?:\s+\S+)?\s*[,.!:]|\S+\s*$)",
     r"\b(?:failed|fails|failing|crash(?:ed|es)?|times?\s+out|timed\s+out|panick?(?:ed|s)?|errors?\s+out)\s+again\b",
     r"\b[a-z]+\d{3,}[a-z\d]*\s+again\b|\b(?:4\d\d|5\d\d)s?\s+again\b",
