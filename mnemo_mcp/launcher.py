@@ -1,8 +1,9 @@
-"""The `mnemo-mcp` command. Claude Code runs `mnemo-mcp hook EVENT` for every hook event, so
-that path imports nothing but the hook entry point; the bare server (`mnemo-mcp`, `mnemo-mcp
-serve`) answers the MCP 2026-07-28 `server/discover` probe before it imports anything (probe.py)
-and imports no more than the MCP SDK before it answers `initialize` (its settings are read once
-the handshake is done); everything else goes to the CLI."""
+"""The `mnemo-mcp` command. Claude Code runs `mnemo-mcp hook EVENT` for every hook event (other
+clients `mnemo-mcp hook --client CLIENT EVENT`), so that path imports nothing but the hook entry
+point; the bare server (`mnemo-mcp`, `mnemo-mcp serve`) answers the MCP 2026-07-28
+`server/discover` probe before it imports anything (probe.py) and imports no more than the MCP
+SDK before it answers `initialize` (its settings are read once the handshake is done);
+everything else goes to the CLI."""
 
 from __future__ import annotations
 
@@ -89,12 +90,26 @@ def _hook_exit(code: int) -> int:
     os._exit(code)
 
 
+def _hook_args(argv: list[str]) -> tuple[str, str] | None:
+    """(event, client) of the two forms the installers write, `hook EVENT` and `hook --client
+    CLIENT EVENT`; None for anything else (the CLI parses it and explains its errors)."""
+    if len(argv) == 2 and argv[0] == "hook" and not argv[1].startswith("-"):
+        return argv[1], "claude"
+    if len(argv) == 4 and argv[:2] == ["hook", "--client"] and not argv[3].startswith("-"):
+        from .hooks.clients import CLIENTS
+
+        if argv[2] in CLIENTS:
+            return argv[3], argv[2]
+    return None
+
+
 def main() -> int:
     argv = sys.argv[1:]
-    if len(argv) == 2 and argv[0] == "hook" and not argv[1].startswith("-"):
+    hook = _hook_args(argv)
+    if hook is not None:
         from .hooks.entry import main as hook_main
 
-        return _hook_exit(hook_main(argv[1]))
+        return _hook_exit(hook_main(*hook))
     if argv in ([], ["serve"]):
         import logging
         import os

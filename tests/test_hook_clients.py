@@ -153,3 +153,19 @@ def test_opencode_prompt_loses_the_quotes_opencode_run_adds() -> None:
     payload = {"session_id": "ses_1", "prompt": "\n".join(p["text"] for p in parts)}
     event, ours = clients.to_ours("opencode", "chat.message", payload)
     assert event == "UserPromptSubmit" and ours["prompt"] == "Remember how to build."
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["hook", "Stop"], ("Stop", "claude")),
+        (["hook", "--client", "gemini", "AfterTool"], ("AfterTool", "gemini")),
+        (["hook", "--client", "nobody", "AfterTool"], None),  # the CLI says what is wrong
+        (["hook", "--client", "codex"], None),
+        (["hook", "--help"], None),
+    ],
+)
+def test_the_launcher_takes_both_hook_command_forms_the_installers_write_without_the_cli(argv, expected):
+    from mnemo_mcp.launcher import _hook_args
+
+    assert _hook_args(argv) == expected
