@@ -396,6 +396,30 @@ def test_an_event_the_hook_gave_up_on_is_never_handled_by_the_server(tmp_path):
         listener.stop()
 
 
+def test_a_stopping_server_finishes_the_event_it_took_before_its_store_closes_and_refuses_new_ones(tmp_path):
+    db = tmp_path / "m.db"
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def handle():
+        started.set()
+        release.wait(5)
+        finished.set()
+        return {"ok": True, "output": "done"}
+
+    listener = channel.Listener(db, lambda request: handle)
+    assert listener.start()
+    answers = []
+    asker = threading.Thread(target=lambda: answers.append(channel.ask(db, {"event": "Stop"}, budget_s=5.0)))
+    asker.start()
+    assert started.wait(5)
+    threading.Timer(0.3, release.set).start()
+    listener.stop()  # what the server does before it closes the store
+    assert finished.is_set()  # it waited for the event it took
+    asker.join(5)
+    assert answers == [{"ok": True, "output": "done"}]
+    assert not listener._take()  # an event arriving now is the hook's to handle
+
+
 def test_a_server_that_never_answers_costs_the_hook_its_budget_and_no_more(env, project, tmp_path):
     seed(env["MNEMO_DB"])
     folder = channel.socket_dir(env["MNEMO_DB"])

@@ -51,6 +51,7 @@ SOCKET_SUFFIX = "-sock"
 RESULT_TIMEOUT_S = 8.0  # once committed; Claude Code's hook timeout (10 s) is the outer bound
 MAX_MESSAGE = 16 << 20  # a Stop payload carries the whole answer
 GO_TIMEOUT_S = 2.0
+STOP_WAIT_S = 5.0  # how long a stopping server waits for the events it already took
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
@@ -296,6 +297,8 @@ class Listener:
         self._sock: _socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._taken = 0  # events answered "ready" and not yet finished
+        self._idle = threading.Condition()
 
     def attach(self, prepare: Prepare) -> None:
         """How to handle events from now on (the server is up)."""
@@ -362,9 +365,13 @@ class Listener:
         self._thread.start()
         return True
 
-    def stop(self, remove_folder: bool = False) -> None:
-        """Stop listening, the socket removed (`remove_folder`: its folder too, when empty)."""
-        self._stop.set()
+    def stop(self, remove_folder: bool = False, wait_s: float = STOP_WAIT_S) -> None:
+        """Stop listening, the socket removed (`remove_folder`: its folder too, when empty), then
+        wait up to `wait_s` for the events already taken: the store closes after this, and an
+        event the hook was told "ready" for is the server's to finish (the hook no longer falls
+        back). An event arriving meanwhile is refused, and its hook handles it itself."""
+        with self._idle:
+            self._stop.set()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
         if remove_folder:
@@ -373,6 +380,21 @@ class Listener:
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.close()
+        with self._idle:
+            self._idle.wait_for(lambda: self._taken == 0, timeout=wait_s)
+
+    def _take(self) -> bool:
+        """Count an event in, unless the server is stopping."""
+        with self._idle:
+            if self._stop.is_set():
+                return False
+            self._taken += 1
+            return True
+
+    def _done(self) -> None:
+        with self._idle:
+            self._taken -= 1
+            self._idle.notify_all()
 
     def _clean_stale(self) -> None:
         for name in os.listdir(self.folder):
@@ -436,20 +458,27 @@ class Listener:
                 handler = f"cannot take this event: {err}"
             if isinstance(handler, Later) or not (isinstance(handler, str) or callable(handler)):
                 handler = "cannot take this event"
-            if isinstance(handler, str):
-                lines.send({"ready": False, "why": handler})
+            if isinstance(handler, str) or not self._take():
+                lines.send({"ready": False, "why": handler if isinstance(handler, str) else "the server is stopping"})
                 return
-            lines.send({"ready": True})
-            go = lines.recv(GO_TIMEOUT_S)
-            if not go or go.get("go") is not True:
-                return  # the hook gave up waiting and handles the event itself
             try:
-                result = handler()
-            except Exception as err:
-                _log("warning", "hook event failed in the server: %r", err)
-                result = {"ok": False, "error": f"{type(err).__name__}: {err}"}
-            lines.send(result)
+                self._run(lines, handler)
+            finally:
+                self._done()
         except OSError:
             pass
         finally:
             conn.close()
+
+    @staticmethod
+    def _run(lines: _Lines, handler: Callable[[], dict[str, Any]]) -> None:
+        lines.send({"ready": True})
+        go = lines.recv(GO_TIMEOUT_S)
+        if not go or go.get("go") is not True:
+            return  # the hook gave up waiting and handles the event itself
+        try:
+            result = handler()
+        except Exception as err:
+            _log("warning", "hook event failed in the server: %r", err)
+            result = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+        lines.send(result)
