@@ -1,5 +1,6 @@
 """Latency of the Claude Code hooks, each a fresh `mnemo-mcp hook EVENT` process as Claude Code
-runs them, on a database of N memories (LoCoMo turns, repeated with a marker to reach N).
+runs them (the command `mnemo-mcp install` writes for a user: see --script), on a database of N
+memories (LoCoMo turns, repeated with a marker to reach N).
 
 Per event: p50 / p95 wall time from spawn to exit over R runs with realistic stdin JSON (prompts
 are LoCoMo questions; tool events carry a check command or a memory_read result), twice: with an
@@ -116,7 +117,18 @@ def time_runs(argv: list[str], inputs: list[str], env: dict[str, str]) -> list[f
     return ms
 
 
-def measure(per_event: dict[str, list[dict[str, Any]]], env: dict[str, str], runs: int) -> dict[str, dict[str, float]]:
+def hook_program(script: bool) -> list[str]:
+    """What the client runs before `hook EVENT`: as `mnemo-mcp install` writes it for a user (the
+    quick start, installers/hook_start.py, where it applies), or the `mnemo-mcp` script itself
+    (`script`: as installs written before it, and project files, run it)."""
+    from mnemo_mcp.installers.hook_start import hook_argv
+
+    return [mnemo_command()] if script else list(hook_argv(mnemo_command()))
+
+
+def measure(
+    per_event: dict[str, list[dict[str, Any]]], env: dict[str, str], runs: int, program: list[str]
+) -> dict[str, dict[str, float]]:
     """Each hook run is followed by a `python -c pass` run, so that the ratio of the two p50s
     compares processes that saw the same load."""
     rows = {}
@@ -124,7 +136,7 @@ def measure(per_event: dict[str, list[dict[str, Any]]], env: dict[str, str], run
         hook_event = "PostToolUse" if event == "Bash, not a check" else event
         ms, base = [], []
         for item in items[:runs]:
-            ms += time_runs([mnemo_command(), "hook", hook_event], [json.dumps(item)], env)
+            ms += time_runs([*program, "hook", hook_event], [json.dumps(item)], env)
             base += time_runs([sys.executable, "-c", "pass"], [""], env)
         rows[event] = {
             "p50_ms": percentile(ms, 0.5),
@@ -201,11 +213,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="a copy of this store (of --n memories) instead of building one (e.g. benchmarks.speed's)",
     )
+    p.add_argument(
+        "--script",
+        action="store_true",
+        help="run the `mnemo-mcp` script, as hooks installed before the quick start do, instead of the"
+        " command `mnemo-mcp install` writes now",
+    )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     a = p.parse_args(argv)
     if not a.data.exists():
         p.error(f"--data {a.data} does not exist")
     n, runs = (300, 3) if a.quick else (a.n, a.runs)
+    program = hook_program(a.script)
     rng = random.Random(a.seed)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "hooks.db"
@@ -227,14 +246,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         baseline = percentile(base, 0.5)
         server = start_hook_server(env, project, db)
         try:
-            with_server = measure(per_event, env, runs)
+            with_server = measure(per_event, env, runs, program)
             asked = server_side(db, per_event["UserPromptSubmit"], env, runs, rng)
         finally:
             server.send_signal(2)
             server.wait(timeout=30)
-        alone = measure(per_event, {**env, "MNEMO_HOOK_SERVER": "0"}, runs)
+        alone = measure(per_event, {**env, "MNEMO_HOOK_SERVER": "0"}, runs, program)
         log = Path(env["MNEMO_HOOK_LOG"])
         errors = log.read_text() if log.exists() else ""
+    print(f"hook command: {' '.join(program)} hook EVENT")
     print_table(total, runs, build_s, base, with_server, alone, asked)
     if errors:
         print(f"hook errors were logged:\n{errors[-2000:]}")
@@ -245,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "benchmark": "hooks_speed",
                 "memories": total,
                 "runs": runs,
+                "hook_program": program,
                 "baseline_p50_ms": baseline,
                 "with_server": with_server,
                 "prompt_asked_from_here_p50_ms": asked,

@@ -8,11 +8,11 @@ no file was written and no backup made, so running either twice is safe. Print w
 
 from __future__ import annotations
 
-import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .installers.hook_start import hook_prefix
 from .installers.merge import (
     PROGRAM,
     SERVER_NAME,
@@ -140,7 +140,7 @@ def server_entry(executable: str) -> dict[str, Any]:
 
 def hook_groups(executable: str, event: str) -> list[dict[str, Any]]:
     """Our hook groups for one event."""
-    command = f"{shlex.quote(executable)} hook {event}"
+    command = f"{hook_prefix(executable)} hook {event}"
     entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUTS.get(event, DEFAULT_HOOK_TIMEOUT)}
     out = []
     for name, matcher, filters in HOOK_GROUPS:

@@ -90,6 +90,33 @@ def _hook_exit(code: int) -> int:
     os._exit(code)
 
 
+class SiteOnDemand:
+    """The last finder on sys.meta_path of a hook started with `python -S` (the command the
+    installers write: installers/hook_start.py). A hook's usual path imports only the standard
+    library and mnemo_mcp; the first import that nothing else finds (pydantic, for a hook that
+    handles its event itself) runs `site.main()`, which does what a normal start does (the
+    virtualenv's site-packages, the user's, the .pth files), and is then looked up again."""
+
+    done = False
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        # A standard-library name nothing found (`_winapi` on Linux, tried by a module within
+        # `try`) or a submodule (its package was found) is not in site-packages either.
+        if cls.done or path is not None or name.partition(".")[0] in sys.stdlib_module_names:
+            return None
+        cls.done = True
+        import site
+
+        site.main()
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not cls else None
+            spec = find(name, path, target) if find else None
+            if spec is not None:
+                return spec
+        return None
+
+
 def _hook_args(argv: list[str]) -> tuple[str, str] | None:
     """(event, client) of the two forms the installers write, `hook EVENT` and `hook --client
     CLIENT EVENT`; None for anything else (the CLI parses it and explains its errors)."""
@@ -107,6 +134,8 @@ def main() -> int:
     argv = sys.argv[1:]
     hook = _hook_args(argv)
     if hook is not None:
+        if sys.flags.no_site and not any(f is SiteOnDemand for f in sys.meta_path):
+            sys.meta_path.append(SiteOnDemand)
         from .hooks.entry import main as hook_main
 
         return _hook_exit(hook_main(*hook))

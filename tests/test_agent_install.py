@@ -282,7 +282,7 @@ def test_opencode_hooks_are_a_plugin_of_ours_naming_the_executable_and_uninstall
     plugin = _file(where, "opencode", n=1)
     assert plugin == where.home / ".config" / "opencode" / "plugin" / "mnemo.js"
     text = plugin.read_text()
-    assert text.startswith("// mnemo-mcp:") and f"const MNEMO = {json.dumps(EXE)};" in text
+    assert text.startswith("// mnemo-mcp:") and f"const MNEMO = {json.dumps([EXE])};" in text
     if shutil.which("node"):  # the plugin parses as JavaScript (opencode loads it as an ES module)
         (where.home / "check.mjs").write_text(text)
         p = subprocess.run(["node", "--check", str(where.home / "check.mjs")], capture_output=True, text=True)

@@ -31,7 +31,11 @@ OTHERS = [
 PROMPT_1 = "Our webhook retries keep failing; should we use exponential backoff and a dead letter queue?"
 PROMPT_2 = "thanks, that worked"
 # How the CLI's debug log records a hook run: "Hooks: PostToolUse:Bash [mnemo-mcp hook PostToolUse] finished with status 0 (30ms)".
-HOOK_RUN = re.compile(r"Hooks: (\w+)(?::(\S+))? \[[^\]]*mnemo-mcp hook \w+\] finished with status (\d+)")
+# The command is `<mnemo-mcp> hook EVENT` or the installer's quick start (`<python> -S -P -c '...from
+# mnemo_mcp.launcher import main...' hook EVENT`: installers/hook_start.py).
+HOOK_RUN = re.compile(
+    r"Hooks: (\w+)(?::(\S+))? \[[^\]]*(?:mnemo-mcp|mnemo_mcp\.launcher[^\]]*) hook \w+\] finished with status (\d+)"
+)
 ANSWER_1 = (
     "The webhook retries now use exponential backoff starting at 2 seconds, and failed payloads "
     "go to the dead letter queue. make test passes."

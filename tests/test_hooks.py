@@ -4,6 +4,7 @@ Claude Code sends on stdin, against a temporary database."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -502,3 +503,47 @@ def test_a_tool_call_that_spawned_the_hook_twice_counts_once(env, project, store
     fixes = store.browse_list(None, source="capture").items
     assert len(fixes) == 1 and fixes[0].content.startswith("Fix: editing app/webhooks.py")
     assert fixes[0].feedback_count == 1
+
+
+# --- the command a user install writes (installers/hook_start.py) --------------------------
+
+
+def _script(tmp_path: Path) -> str:
+    """A `mnemo-mcp` script as pip writes it, for this environment's Python."""
+    script = tmp_path / "bin" / "mnemo-mcp"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom mnemo_mcp.launcher import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_the_installed_quick_start_runs_without_site_and_a_hook_that_needs_site_packages_still_works(
+    env, project, store, tmp_path
+):
+    from mnemo_mcp.installers.hook_start import hook_argv
+
+    argv = hook_argv(_script(tmp_path))
+    assert argv[:3] == (sys.executable, "-S", "-P")
+
+    def run(*args: str, payload: dict) -> subprocess.CompletedProcess:
+        command = [*argv, "hook", *args]
+        return subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60)
+
+    # The keyword path imports pydantic and apsw: site-packages, found on demand.
+    question = prompt(project, "how do webhook retries use backoff and the dead letter queue?")
+    out = run("UserPromptSubmit", payload=question)
+    assert store.ids["webhook"][:12] in context_of(out)
+    gemini_release = {"tool_name": "run_shell_command", "tool_input": {"command": "mnemo-mcp release 3"}}
+    denied = run("--client", "gemini", "BeforeTool", payload=gemini_release)
+    assert json.loads(denied.stdout)["decision"] == "deny"
+    assert not Path(env["MNEMO_HOOK_LOG"]).exists()
+
+
+def test_the_quick_start_finds_mnemo_mcp_through_site_when_its_recorded_folder_is_gone(tmp_path):
+    from mnemo_mcp.installers.hook_start import FLAGS, boot
+
+    code = boot(str(tmp_path / "gone"), "import mnemo_mcp;print(mnemo_mcp.__file__)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # as installed, not this checkout
+    done = subprocess.run([sys.executable, *FLAGS, code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(os.path.join("mnemo_mcp", "__init__.py"))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .codex import CodexClient
+from .hook_start import hook_argv
 from .merge import (
     HOOK_KEYS,
     SCOPES,
@@ -128,7 +129,7 @@ class OpencodeClient(JsonClient):
             return super().install(scope, executable, where, hooks=False, now=now)
         plugin = self._plugin(scope, where)  # checked before anything is written
         text = resources.files(__package__).joinpath("opencode_plugin.js").read_text(encoding="utf-8")
-        text = text.replace("__MNEMO_EXECUTABLE__", json.dumps(executable))
+        text = text.replace("__MNEMO_HOOK_ARGV__", json.dumps(list(hook_argv(executable)), ensure_ascii=False))
         if plugin.raw is None or plugin.raw.decode("utf-8", "replace") != text:
             plugin.text = text
             plugin.changes.append("updated the mnemo plugin" if plugin.raw is not None else "added the mnemo plugin")

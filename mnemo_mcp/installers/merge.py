@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MnemoError
+from .hook_start import hook_prefix, is_boot
 
 SERVER_NAME = "mnemo"
 PROGRAM = "mnemo-mcp"
@@ -71,7 +72,7 @@ def check_scope(scope: str) -> None:
 
 
 def hook_command(executable: str, client: str, event: str) -> str:
-    return f"{shlex.quote(executable)} hook --client {client} {event}"
+    return f"{hook_prefix(executable)} hook --client {client} {event}"
 
 
 def hook_groups(table: tuple[tuple[str, str | None, int], ...], client: str, executable: str, named: bool):
@@ -155,7 +156,7 @@ def server_program(f: ConfigFile, container: str, key: str = "command") -> list[
 
 
 def is_ours(hook: Any, event: str, programs: set[str]) -> bool:
-    """A hook entry whose command is `<mnemo-mcp> hook ... EVENT`."""
+    """A hook entry whose command is `<mnemo-mcp> hook ... EVENT`, or its quick start."""
     command = hook.get("command") if isinstance(hook, dict) else None
     if not isinstance(command, str):
         return False
@@ -165,6 +166,8 @@ def is_ours(hook: Any, event: str, programs: set[str]) -> bool:
         return False
     if len(words) < 3 or words[-1] != event or "hook" not in words[1:-1]:
         return False
+    if is_boot(words):  # `<python> -S -P -c <boot> hook ...` (hook_start.py)
+        return True
     # By program name rather than full path: after the executable moves (new venv, pipx reinstall) the old
     # entry is still recognised and updated instead of duplicated. `programs` covers executables named otherwise.
     name = re.split(r"[\\/]", words[0])[-1]

@@ -5,7 +5,8 @@
 // failure seen before after the tool's output, a refusal as the tool's error.
 import { spawn } from "node:child_process";
 
-const MNEMO = __MNEMO_EXECUTABLE__;
+// The program and its first arguments (mnemo-mcp's quick start where the installer could use it).
+const MNEMO = __MNEMO_HOOK_ARGV__;
 const TIMEOUT_MS = 15000;
 
 function hook(event, payload, cwd) {
@@ -13,7 +14,8 @@ function hook(event, payload, cwd) {
     let out = "";
     let child;
     try {
-      child = spawn(MNEMO, ["hook", "--client", "opencode", event], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+      const args = [...MNEMO.slice(1), "hook", "--client", "opencode", event];
+      child = spawn(MNEMO[0], args, { cwd, stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       return resolve(null);
     }
