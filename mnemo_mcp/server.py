@@ -363,4 +363,25 @@ def serve(settings: Settings | None = None) -> None:
 
     if channel.EARLY is not None:
         _on_exit.append(channel.EARLY.stop)
-    build_server(settings).run()
+    server = build_server(settings)
+    if hasattr(server, "_lowlevel_server"):  # an SDK attribute: its own run() where this SDK has none
+        import anyio
+
+        anyio.run(_run_stdio, server)
+    else:
+        server.run()
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    """`server.run()` over stdio, its streams read and written on the event loop (stdio.py)."""
+    from mcp.server.stdio import stdio_server
+
+    from .stdio import streams
+
+    async with streams() as ours:
+        if ours is None:
+            await server.run_stdio_async()
+            return
+        lowlevel = server._lowlevel_server
+        async with stdio_server(*ours) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -214,3 +214,37 @@ def test_the_stdio_server_imports_no_uvicorn_sdk_client_nor_httpx2_and_they_stil
         timeout=120,
     )
     assert bare.stdout.split() == ["True", "True", "True"], bare.stderr
+
+
+STREAMS_CHILD = """
+import asyncio, os, sys
+from mnemo_mcp.stdio import streams
+
+async def main():
+    async with streams() as (lines, out):
+        print("stray print", flush=True)  # while serving, fd 1 is stderr
+        os.write(1, b"stray write\\n")
+        async for line in lines:
+            await out.write(f"{len(line)} {line[:3]}\\n")
+            await out.flush()
+    print("after", flush=True)  # the wire again
+
+asyncio.run(main())
+"""
+
+
+def test_the_event_loop_transport_keeps_stray_output_off_the_wire_and_takes_long_lines():
+    import subprocess
+
+    long = "x" * 300_000 + "\n"  # past asyncio's default line limit (64 KiB)
+    done = subprocess.run(
+        [sys.executable, "-c", STREAMS_CHILD],
+        input="abc\n" + long,
+        capture_output=True,
+        text=True,
+        env=_checkout({k: v for k, v in os.environ.items() if k != "PYTHONPATH"}),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "4 abc\n300001 xxx\nafter\n"
+    assert "stray print" in done.stderr and "stray write" in done.stderr
