@@ -187,7 +187,8 @@ async def _startup(db: Path, reps: int) -> dict[str, float]:
 
 
 def _server_env(db: Path) -> dict[str, str]:
-    return {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ} | {
+    # PYTHONPATH: the checkout under test, when the benchmark runs one through it (not the installed copy).
+    return {k: os.environ[k] for k in ("HOME", "PATH", "PYTHONPATH") if k in os.environ} | {
         # No automatic backup in the background: the figures measure reads, not a file copy.
         "MNEMO_DB": str(db),
         "MNEMO_AUTO_BACKUP": "false",
