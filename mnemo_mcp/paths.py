@@ -8,7 +8,10 @@ even pathlib costs a hook 4 ms.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # for checkers only: a hook process does not import collections for it
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ENV_PREFIX = "MNEMO_"
 HOOK_CONNECT_MS = 300  # a hook looks this long for a ready server, then answers by itself

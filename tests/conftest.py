@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,17 @@ def env(tmp_path: Path) -> dict[str, str]:
         "MNEMO_HOOK_LOG": str(tmp_path / "hooks.log"),
         "MNEMO_EMBED_MODEL": "mnemo-hash-64",
     }
+
+
+@pytest.fixture
+def mnemo_script(tmp_path: Path) -> str:
+    """A `mnemo-mcp` script as pip writes it for this environment's Python (what the installers
+    read to write the hooks' quick start: installers/hook_start.py)."""
+    script = tmp_path / "venv-bin" / "mnemo-mcp"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom mnemo_mcp.launcher import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    return str(script)
 
 
 @pytest.fixture(scope="session")

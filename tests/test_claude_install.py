@@ -377,23 +377,19 @@ def test_render_prints_one_line_per_change_or_nothing_to_change(tmp_path):
     assert render([]) == "nothing to change"
 
 
-def test_a_hook_written_before_the_quick_start_is_replaced_by_it_and_uninstall_removes_it(home, project, tmp_path):
+def test_a_hook_written_before_the_quick_start_is_replaced_by_it_and_uninstall_removes_it(home, project, mnemo_script):
     import sys
 
-    script = tmp_path / "venv-bin" / "mnemo-mcp"  # as pip writes it, for this environment's Python
-    script.parent.mkdir()
-    script.write_text(f"#!{sys.executable}\nimport sys\nfrom mnemo_mcp.launcher import main\nsys.exit(main())\n")
-    script.chmod(0o755)
     install("user", EXE, home, project, now=NOW)
     settings = home / ".claude" / "settings.json"
     assert read(settings)["hooks"]["Stop"][0]["hooks"][0]["command"] == f"{EXE} hook Stop"
 
-    install("user", str(script), home, project, now=NOW)
+    install("user", mnemo_script, home, project, now=NOW)
     stop = read(settings)["hooks"]["Stop"]
     assert len(stop) == 1 and len(stop[0]["hooks"]) == 1
     assert stop[0]["hooks"][0]["command"].startswith(f"{sys.executable} -S -P -c ")
     assert stop[0]["hooks"][0]["command"].endswith(" hook Stop")
-    assert install("user", str(script), home, project, now=NOW) == []
+    assert install("user", mnemo_script, home, project, now=NOW) == []
 
     uninstall("user", home, project, now=NOW)
     assert read(settings) == {}

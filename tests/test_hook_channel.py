@@ -375,6 +375,25 @@ def test_a_hook_that_handled_its_event_itself_ends_normally(env, project, server
 # --- never twice, never hanging --------------------------------------------------------------------
 
 
+def test_a_prompt_hook_started_as_installed_imports_neither_re_nor_json_nor_typing(env, project, server, mnemo_script):
+    from mnemo_mcp.installers.hook_start import hook_argv
+
+    program, *flags = hook_argv(mnemo_script)
+    out = subprocess.run(
+        [program, "-X", "importtime", *flags, "hook", "UserPromptSubmit"],
+        input=json.dumps(prompt(project, "webhook retries backoff")),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert json.loads(out.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit", out.stderr
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "mnemo_mcp.hooks.channel" in imported  # it did ask the server
+    # `re` (with enum, functools, collections), the json package, typing, contextlib, site: none is needed.
+    assert not imported & {"re", "enum", "json", "typing", "contextlib", "collections", "site"}
+
+
 def test_an_event_the_hook_gave_up_on_is_never_handled_by_the_server(tmp_path):
     db = tmp_path / "m.db"
     handled = threading.Event()

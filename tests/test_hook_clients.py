@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from mnemo_mcp.config import Settings
 from mnemo_mcp.embedding import HashEmbedder
@@ -169,3 +172,32 @@ def test_the_launcher_takes_both_hook_command_forms_the_installers_write_without
     from mnemo_mcp.launcher import _hook_args
 
     assert _hook_args(argv) == expected
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(value=_JSON, space=st.sampled_from(["", " ", "\n\t ", "\r\n"]))
+def test_the_hooks_json_reads_and_writes_exactly_as_the_json_package(value, space):
+    from mnemo_mcp.hooks import quickjson
+
+    assert quickjson.dumps(value) == json.dumps(value)
+    assert quickjson.dumps(value, compact=True) == json.dumps(value, separators=(",", ":"))
+    text = space + json.dumps(value) + space
+    assert repr(quickjson.loads(text)) == repr(json.loads(text))
+    assert repr(quickjson.loads(text.encode())) == repr(json.loads(text.encode()))
+
+
+@pytest.mark.parametrize("bad", ["", " ", "{", "[1,]", "1 2", "{'a': 1}", "\ufeff{}", "[1] x", b"\xff"])
+def test_the_hooks_json_refuses_what_the_json_package_refuses(bad):
+    from mnemo_mcp.hooks import quickjson
+
+    with pytest.raises(ValueError):
+        json.loads(bad)
+    with pytest.raises(ValueError):
+        quickjson.loads(bad)

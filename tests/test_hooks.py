@@ -508,21 +508,12 @@ def test_a_tool_call_that_spawned_the_hook_twice_counts_once(env, project, store
 # --- the command a user install writes (installers/hook_start.py) --------------------------
 
 
-def _script(tmp_path: Path) -> str:
-    """A `mnemo-mcp` script as pip writes it, for this environment's Python."""
-    script = tmp_path / "bin" / "mnemo-mcp"
-    script.parent.mkdir()
-    script.write_text(f"#!{sys.executable}\nimport sys\nfrom mnemo_mcp.launcher import main\nsys.exit(main())\n")
-    script.chmod(0o755)
-    return str(script)
-
-
 def test_the_installed_quick_start_runs_without_site_and_a_hook_that_needs_site_packages_still_works(
-    env, project, store, tmp_path
+    env, project, store, mnemo_script
 ):
     from mnemo_mcp.installers.hook_start import hook_argv
 
-    argv = hook_argv(_script(tmp_path))
+    argv = hook_argv(mnemo_script)
     assert argv[:3] == (sys.executable, "-S", "-P")
 
     def run(*args: str, payload: dict) -> subprocess.CompletedProcess:

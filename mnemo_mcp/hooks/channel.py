@@ -29,19 +29,18 @@ Only the standard library: the hook entry point imports this.
 from __future__ import annotations
 
 import _socket  # the C module: `socket` turns its constants into enums on import (~4 ms of a hook)
-import contextlib
-import json
 import os
 import stat
 import struct
 import time
-from collections.abc import Callable
 
 from .. import paths
 from ..paths import HOOK_MODEL_WAIT_MS
+from . import quickjson  # not the json package: it imports re, enum, functools, collections
 
 TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     Prepare = Callable[[dict[str, Any]], "Callable[[], dict[str, Any]] | str | Later"]
@@ -53,6 +52,19 @@ MAX_MESSAGE = 16 << 20  # a Stop payload carries the whole answer
 GO_TIMEOUT_S = 2.0
 STOP_WAIT_S = 5.0  # how long a stopping server waits for the events it already took
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+
+
+class _suppress:
+    """contextlib.suppress, without importing contextlib (collections, functools) into a hook."""
+
+    def __init__(self, *errors: type[BaseException]):
+        self.errors = errors
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, _value, _traceback) -> bool:
+        return kind is not None and issubclass(kind, self.errors)
 
 
 class Later:
@@ -94,7 +106,7 @@ def _private(path: str, create: bool) -> bool:
             os.makedirs(parent, mode=0o700, exist_ok=True)
             if not _private(parent, create=False):
                 return False
-        with contextlib.suppress(FileExistsError):
+        with _suppress(FileExistsError):
             os.mkdir(path, mode=0o700)
     try:
         st = os.lstat(path)
@@ -127,7 +139,7 @@ def _sockets(folder: str) -> list[str]:
         return []
     stamped = []
     for p in entries:
-        with contextlib.suppress(OSError):
+        with _suppress(OSError):
             stamped.append((os.lstat(p).st_mtime, p))
     return [p for _, p in sorted(stamped, reverse=True)]
 
@@ -152,7 +164,7 @@ class _Lines:
         self.buf = b""
 
     def send(self, message: dict[str, Any]) -> None:
-        self.conn.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self.conn.sendall(quickjson.dumps(message, compact=True).encode() + b"\n")
 
     def recv(self, timeout: float) -> dict[str, Any] | None:
         """The next message, or None on timeout, a closed connection or garbage."""
@@ -171,7 +183,7 @@ class _Lines:
             self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         try:
-            message = json.loads(line)
+            message = quickjson.loads(line)
         except ValueError:
             return None
         return message if isinstance(message, dict) else None
@@ -267,7 +279,7 @@ def listen_early(db: str | os.PathLike[str]) -> Listener | None:
 
 def _drop_stale(path: str) -> None:
     """Nobody listens on this socket: its server is gone (killed, crashed)."""
-    with contextlib.suppress(OSError):
+    with _suppress(OSError):
         os.unlink(path)
 
 
@@ -372,13 +384,13 @@ class Listener:
         back). An event arriving meanwhile is refused, and its hook handles it itself."""
         with self._idle:
             self._stop.set()
-        with contextlib.suppress(OSError):
+        with _suppress(OSError):
             os.unlink(self.path)
         if remove_folder:
-            with contextlib.suppress(OSError):
+            with _suppress(OSError):
                 os.rmdir(self.folder)
         if self._sock is not None:
-            with contextlib.suppress(OSError):
+            with _suppress(OSError):
                 self._sock.close()
         with self._idle:
             self._idle.wait_for(lambda: self._taken == 0, timeout=wait_s)

@@ -16,9 +16,9 @@ opencode has plugins, not command hooks: mnemo's plugin passes its `chat.message
 
 from __future__ import annotations
 
-import json
 import os
-import re
+
+from . import quickjson
 
 TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
 if TYPE_CHECKING:
@@ -49,10 +49,11 @@ EVENTS: dict[str, dict[str, str]] = {
 # What each client's tools are called in Claude Code's terms.
 GEMINI_TOOLS = {"run_shell_command": "Bash", "replace": "Edit", "write_file": "Write"}
 LABELS = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex", "opencode": "opencode"}
-_HOOK_CONTEXT = re.compile(r"^\s*<hook_context>.*?</hook_context>\s*", re.S)
-_UNTRUSTED = re.compile(r"^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$", re.S)
-_GEMINI_EXIT = re.compile(r"^Exit Code: (-?\d+)$", re.M)
-_GEMINI_NOISE = re.compile(r"^(Exit Code: -?\d+|Process Group PGID: \d+)$\n?", re.M)
+# Compiled where used (re caches them): Claude Code's hooks, translated by nothing, import no `re`.
+_HOOK_CONTEXT = r"(?s)^\s*<hook_context>.*?</hook_context>\s*"
+_UNTRUSTED = r"(?s)^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$"
+_GEMINI_EXIT = r"(?m)^Exit Code: (-?\d+)$"
+_GEMINI_NOISE = r"(?m)^(Exit Code: -?\d+|Process Group PGID: \d+)$\n?"
 ROLLOUT_BYTES = 1 << 20  # of a Codex rollout's end searched for a command's exit code
 
 
@@ -80,16 +81,20 @@ def to_ours(client: str, event: str, payload: dict[str, Any]) -> tuple[str, dict
 
 def _call_id(client: str, p: dict[str, Any]) -> str:
     """Gemini gives a tool call no id: one from what identifies it (its session, time and input)."""
-    seed = json.dumps([p.get("session_id"), p.get("timestamp"), p.get("tool_name"), p.get("tool_input")], default=str)
     import hashlib  # here: OpenSSL's loading costs every hook process a few ms otherwise
+    import json
+
+    seed = json.dumps([p.get("session_id"), p.get("timestamp"), p.get("tool_name"), p.get("tool_input")], default=str)
 
     return f"{client}-{hashlib.sha256(seed.encode()).hexdigest()[:16]}"
 
 
 def _from_gemini(ours: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    import re
+
     if ours == "UserPromptSubmit":
         # In -p mode the prompt starts with the SessionStart hook's own context: not the user's words.
-        p["prompt"] = _HOOK_CONTEXT.sub("", str(p.get("prompt") or ""), count=1)
+        p["prompt"] = re.sub(_HOOK_CONTEXT, "", str(p.get("prompt") or ""), count=1)
     if ours == "Stop" and isinstance(p.get("prompt_response"), str):
         p["last_assistant_message"] = p["prompt_response"]
     tool = p.get("tool_name")
@@ -110,8 +115,8 @@ def _from_gemini(ours: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         # The shell's result is text only: "Output: ...\nExit Code: 3\nProcess Group PGID: N" (no
         # Exit Code line on success).
         text = _unwrap(content)
-        code = _GEMINI_EXIT.search(text)
-        output = _GEMINI_NOISE.sub("", text.removeprefix("Output: ")).rstrip("\n")
+        code = re.search(_GEMINI_EXIT, text)
+        output = re.sub(_GEMINI_NOISE, "", text.removeprefix("Output: ")).rstrip("\n")
         p["tool_response"] = {"stdout": output, "stderr": "", "interrupted": False}
         if code and int(code.group(1)) != 0:
             p["error"] = f"Exit code {code.group(1)}\n{output}"
@@ -128,7 +133,8 @@ def _from_opencode(ours: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]] |
     tool = p.get("tool_name")
     if isinstance(tool, str):
         # Its MCP tools are <server>_<tool>; only our server's name is known for sure.
-        p["tool_name"] = "Bash" if tool == "bash" else re.sub(r"^mnemo_", "mcp__mnemo__", tool)
+        mcp = "mcp__mnemo__" + tool.removeprefix("mnemo_") if tool.startswith("mnemo_") else tool
+        p["tool_name"] = "Bash" if tool == "bash" else mcp
     if ours != "PostToolUse" or p.get("tool_name") != "Bash":
         return ours, p
     response = p.get("tool_response") if isinstance(p.get("tool_response"), dict) else {}
@@ -144,7 +150,9 @@ def _from_opencode(ours: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]] |
 
 
 def _unwrap(text: str) -> str:
-    m = _UNTRUSTED.match(text)
+    import re
+
+    m = re.match(_UNTRUSTED, text)
     return m.group(1) if m else text
 
 
@@ -179,7 +187,7 @@ def exit_code(rollout: Any, call_id: Any) -> int | None:
         if call_id not in line:
             continue
         try:
-            found = _find_code(json.loads(line), call_id)
+            found = _find_code(quickjson.loads(line), call_id)
         except ValueError:
             continue
         if found is not None:
@@ -206,11 +214,11 @@ def to_theirs(client: str, event: str, output: str | None) -> str | None:
     """The handlers' output (Claude Code's JSON) as the client `client` reads it for its `event`."""
     if client == "claude" or not output:
         return output
-    data = json.loads(output)
+    data = quickjson.loads(output)
     specific = data.get("hookSpecificOutput") if isinstance(data, dict) else None
     if not isinstance(specific, dict):
         return output
     if client == "gemini" and specific.get("permissionDecision") == "deny":
-        return json.dumps({"decision": "deny", "reason": specific.get("permissionDecisionReason", "")})
+        return quickjson.dumps({"decision": "deny", "reason": specific.get("permissionDecisionReason", "")})
     specific["hookEventName"] = event
-    return json.dumps(data)
+    return quickjson.dumps(data)

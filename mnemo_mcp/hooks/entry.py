@@ -10,12 +10,12 @@ exits 0 with no output.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from .. import paths
 from . import clients
+from . import quickjson as json  # json.loads and json.dumps without importing re (quickjson.py)
 
 TYPE_CHECKING = False  # `typing` is for checkers only: a hook process does not pay its import
 if TYPE_CHECKING:
