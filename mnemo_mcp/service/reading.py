@@ -95,7 +95,7 @@ class Reading(Part):
         q_concepts = extract_concepts(query)
         # The query is embedded on another thread while this one runs the keyword pass.
         vector = None if keyword_only else self._embed_query_soon(query)
-        ranked, expanded = self._rank(
+        ranked, expanded, idf_total = self._rank(
             query,
             vector,
             q_concepts,
@@ -109,7 +109,7 @@ class Reading(Part):
         )
         if floor is not None:
             ranked = [r for r in ranked if r[1] >= floor]
-        ranked = ranked[:k]
+        ranked = [self._with_parts(r, idf_total) for r in ranked[:k]]
 
         read_id = secrets.token_hex(8)
         shown_expansion = expanded if expand else None
@@ -306,10 +306,10 @@ class Reading(Part):
         *,
         exclude_quarantined: bool = False,
         now: datetime | None = None,
-    ) -> tuple[list[tuple], list[str]]:
+    ) -> tuple[list[tuple], list[str], float | None]:
         """Every candidate as (rowid, relevance, score, the linked concept it was reached through
-        or None, (semantic, lexical) or (None, None) without a query vector), best first, and the
-        concepts the query was expanded with."""
+        or None, its Candidate), best first; the concepts the query was expanded with; and the
+        query's IDF for the candidates' lexical parts (None without a query vector: no parts)."""
         s = self.settings
         pool = max(s.candidates, 2 * k)
         # Without a query vector, relevance is the keyword score alone (not 60% of it).
@@ -350,15 +350,20 @@ class Reading(Part):
                     context_gate=s.context_gate,
                     context_gate_floor=s.context_gate_floor,
                 )
-            parts = (
-                (rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil), rules.lexical_score(c.bm25, idf_total))
-                if vector is not None
-                else (None, None)
-            )
-            out.append((rowid, rel, score, via, created_at, mid, bool(quarantined), parts))
+            out.append((rowid, rel, score, via, created_at, mid, bool(quarantined), c))
         # A quarantined note comes after every other: however relevant, it is never the first answer.
         out.sort(key=lambda t: (t[6], -t[2], -t[1], t[4], t[5]))
-        return [(*t[:4], t[7]) for t in out], [c for c, _ in expanded]
+        return [(*t[:4], t[7]) for t in out], [c for c, _ in expanded], idf_total if vector is not None else None
+
+    def _with_parts(self, ranked: tuple, idf_total: float | None) -> tuple:
+        """A ranked candidate with its (semantic, lexical) parts, (None, None) without a query
+        vector: computed for the memories shown, not for every candidate."""
+        *head, c = ranked
+        if idf_total is None:
+            return (*head, (None, None))
+        s = self.settings
+        semantic = rules.semantic_score(c.cosine, s.sem_floor, s.sem_ceil)
+        return (*head, (semantic, rules.lexical_score(c.bm25, idf_total)))
 
     def _cues(self, memory_ids: list[str], concepts: list[str], now: datetime | None) -> dict[str, dict[str, float]]:
         """The query->memory links of these memories for the query's concepts, faded by the time
