@@ -63,9 +63,7 @@ def script_python(executable: str) -> str | None:
 
 def _installed_folder() -> str:
     """The folder that holds this `mnemo_mcp` package (site-packages, or an editable install's source)."""
-    from .. import launcher
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(launcher.__file__)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _same_prefix(python: str) -> bool:
@@ -74,9 +72,8 @@ def _same_prefix(python: str) -> bool:
 
 
 def _boots(python: str, folder: str) -> bool:
-    """The boot, run once: does it import this launcher, from `folder`?"""
-    from .. import launcher
-
+    """The boot, run once: does it import this package's launcher, from `folder`?"""
+    launcher = os.path.join(folder, "mnemo_mcp", "launcher.py")
     tail = "import mnemo_mcp.launcher as m;print(m.__file__)"
     try:
         done = subprocess.run(
@@ -90,7 +87,7 @@ def _boots(python: str, folder: str) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     out = done.stdout.strip()
-    return done.returncode == 0 and bool(out) and os.path.realpath(out) == os.path.realpath(launcher.__file__)
+    return done.returncode == 0 and bool(out) and os.path.realpath(out) == os.path.realpath(launcher)
 
 
 @functools.lru_cache(maxsize=16)
