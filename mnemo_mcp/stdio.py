@@ -87,11 +87,17 @@ async def streams() -> AsyncIterator[tuple[_Lines, _Out] | None]:
     finally:
         os.close(null)
     try:
-        wire_out = _claim(1, 2)
+        err = os.dup(2)
+    except OSError:  # no stderr: stray output goes nowhere
+        err = os.open(os.devnull, os.O_WRONLY)
+    try:
+        wire_out = _claim(1, err)
     except OSError:
         os.dup2(wire_in, 0)
         os.close(wire_in)
         raise
+    finally:
+        os.close(err)
     loop = asyncio.get_running_loop()
     transports: list[asyncio.BaseTransport] = []
     try:
