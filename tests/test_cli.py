@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from mnemo_mcp.cli import main
+from mnemo_mcp.installers.hook_start import hook_prefix
 
 
 @pytest.fixture
@@ -134,7 +135,10 @@ def test_install_claude_writes_server_and_hooks_once_and_uninstall_removes_them(
     server = json.loads((home / ".claude.json").read_text())["mcpServers"]["mnemo"]
     assert server["command"].endswith("mnemo-mcp") and os.path.isabs(server["command"])
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{server['command']} hook UserPromptSubmit"
+    # The quick start (`<python> -S -P -c <boot>`) where the script allows it, else the script itself.
+    assert (
+        hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{hook_prefix(server['command'])} hook UserPromptSubmit"
+    )
     assert [g["matcher"] for g in hooks["PostToolUse"]] == [
         "Bash",
         "mcp__mnemo__memory_read",
