@@ -42,6 +42,7 @@ TRUST_SETS = {
     "a+b": ("hostile_a", "hostile_b", "benign_a", "benign_b"),
     "c": ("hostile_c", "benign_c"),
     "d": ("hostile_d", "benign_d"),
+    "e": ("hostile_e", "benign_e"),
 }
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"

@@ -72,6 +72,23 @@ def _mixed(word: str) -> bool:
 _GREEK_SYMBOLS = set("αβγδελμπρστφωΔΣΩΠΦΨ")
 
 
+# Latin letters that pass for Cyrillic ones: a Russian word typed with some of them ("accиcтeнтa")
+# reads as Russian to a person and as nothing to a keyword match.
+_AS_CYRILLIC = str.maketrans("aceopxykmhtbijsABCEHKMOPTXY", "асеорхукмнтвіјѕАВСЕНКМОРТХУ")
+_LATIN_LOOKALIKES = set("aceopxykmhtbijsABCEHKMOPTXY")
+
+
+def _cyrillic_with_latin(word: str) -> bool:
+    """A Cyrillic word with Latin look-alike letters in it: some of its Cyrillic letters have no
+    Latin look-alike (so it cannot be a Latin word in disguise) and all its Latin ones have one."""
+    latin = [ch for ch in word if ch.isalpha() and _script(ch) == "LATIN"]
+    cyrillic = [ch for ch in word if ch.isalpha() and _script(ch) == "CYRILLIC"]
+    if not latin or not cyrillic or len(word) <= 3 or any(not ch.isalpha() for ch in word):
+        return False
+    table = _confusables()
+    return all(ch in _LATIN_LOOKALIKES for ch in latin) and any(ch not in table for ch in cyrillic)
+
+
 def _lookalike_host(host: str) -> bool:
     """A host name with a label in mixed scripts, or non-ASCII letters that all pass for ASCII."""
     if host.isascii() or host.lower().startswith("xn--"):
@@ -92,6 +109,25 @@ def hidden_text(text: str) -> str:
     return "".join(chr(ord(ch) - 0xE0000) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
 
 
+# Bytes smuggled as a run of variation selectors after a visible character (one selector picks a
+# glyph's form; a run of them picks nothing and carries data, a byte each).
+_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
+# A URL's host written as one integer or in hex ("http://3405803790/", "http://0xcb.0x0.0x71.0xe/"):
+# a network address dressed so that no reader or host rule recognises it.
+_NUMERIC_HOST = re.compile(
+    r"\b(?:https?|ftp)://(?:\d{8,10}|0x[0-9a-f]{6,8}|(?:0x[0-9a-f]{1,2}\.){3}0x[0-9a-f]{1,2})(?=[:/\s]|$)", re.I
+)
+
+
+def selector_bytes(text: str) -> str:
+    """The text a run of variation selectors carries (VS1-16: bytes 0-15, VS17-256: 16-255)."""
+    out = []
+    for run in _SELECTOR_RUN.findall(text):
+        raw = bytes((ord(ch) - 0xFE00) if ord(ch) < 0x10000 else (ord(ch) - 0xE0100 + 16) for ch in run)
+        out.append(raw.decode("utf-8", "replace"))
+    return " ".join(out)
+
+
 def findings(text: str) -> list[str]:
     """The disguises in `text`, in words; empty for ordinary Unicode (accents, CJK, RTL, emoji)."""
     out = []
@@ -104,8 +140,12 @@ def findings(text: str) -> list[str]:
     hosts = [m.group(1) or m.group(2) for m in _HOST.finditer(text)]
     if any(_lookalike_host(h) for h in hosts if h):
         out.append("names a look-alike host")
-    elif any(_mixed(w) for w in _WORD.findall(INVISIBLE.sub("", text))):
+    elif any(_mixed(w) or _cyrillic_with_latin(w) for w in _WORD.findall(INVISIBLE.sub("", text))):
         out.append("spells words with look-alike letters")
+    if _SELECTOR_RUN.search(text):
+        out.append("hides bytes in variation selectors")
+    if _NUMERIC_HOST.search(text):
+        out.append("names a host as a bare number")
     if _MATH_WORD.search(text):
         out.append("spells words in full-width or mathematical letters")
     return out
@@ -160,7 +200,15 @@ def _rot13(text: str) -> str:
 def _unmix(word: re.Match[str]) -> str:
     """A word or host spelled with look-alike letters, in ASCII; every other word as it is."""
     w = word.group(0)
-    return _fold(w) if _mixed(w) or ("." in w and _lookalike_host(w)) else w
+    if _mixed(w) or ("." in w and _lookalike_host(w)):
+        return _fold(w)
+    if not w.isascii() and not w.isalpha():  # "api-ключ": each run of letters on its own
+        return re.sub(r"[^\W\d_]+", lambda m: _as_cyrillic(m.group(0)), w)
+    return _as_cyrillic(w)
+
+
+def _as_cyrillic(w: str) -> str:
+    return w.translate(_AS_CYRILLIC) if _cyrillic_with_latin(w) else w
 
 
 def _strip_marks(text: str, *, all_marks: bool = False) -> str:
@@ -193,6 +241,22 @@ def _fragments(base: str) -> list[str]:
     return out
 
 
+_PRINTF = re.compile(r"\$\(\s*(?:printf|echo\s+-e)\s+['\"]([^'\"\n]{1,60})['\"]\s*\)")
+_CONCAT = re.compile(r"""(['"])([^'"\n]{0,40})\1(?:\s*[+.]\s*(['"])[^'"\n]{0,40}\3)+""")
+_SUBSCRIPT = re.compile(r"""\[\s*(['"])([A-Za-z_]\w*)\1\s*\]""")
+
+
+def _joined_literals(base: str) -> str:
+    """String literals put together with + (or PHP's .) written as one, and `obj['name']` as
+    `obj.name`: "globalThis['fe' + 'tch'](h" reads "globalThis.fetch(h"."""
+
+    def join(m: re.Match[str]) -> str:
+        parts = re.findall(r"""(['"])([^'"\n]*)\1""", m.group(0))
+        return m.group(1) + "".join(p for _, p in parts) + m.group(1)
+
+    return _SUBSCRIPT.sub(lambda m: "." + m.group(2), _CONCAT.sub(join, base))
+
+
 def leet(view: str) -> str:
     """A view with l33t digits and symbols read as letters ("1gn0r3" -> "ignore"), lowercased."""
     return view.translate(_LEET).lower()
@@ -206,6 +270,8 @@ def views(text: str) -> list[str]:
         out.append(bare)
     if tags := hidden_text(text):
         out.append(tags)
+    if smuggled := selector_bytes(text):
+        out.append(smuggled)
     tokens = base.split()
     if tokens and sum(len(t) == 1 for t in tokens) / len(tokens) > 0.5:  # "I g n o r e  p r e v i o u s"
         out.append(re.sub(r" {2,}", " ", re.sub(r"(?<! ) (?! )", "", base)))
@@ -224,7 +290,12 @@ def views(text: str) -> list[str]:
         out.append(
             re.sub(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1) or m.group(2), 16)), base)
         )
+    if re.search(r"\\[0-3][0-7]{2}", base):  # octal escapes, as printf and echo -e read them
+        unescaped = re.sub(r"\\([0-3][0-7]{2})", lambda m: chr(int(m.group(1), 8)), base)
+        out.append(_PRINTF.sub(lambda m: m.group(1), unescaped))
     out += _fragments(base)
+    if (joined_literals := _joined_literals(base)) != base:
+        out.append(joined_literals)
     if re.search(
         r"\b(?:backwards|reversed?|in\s+reverse|reverse\(\)|strrev)\b|\[::-1\]", base, re.I
     ) or _OVERRIDES.search(text):

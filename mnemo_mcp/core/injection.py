@@ -200,7 +200,7 @@ _HARMFUL = re.compile(
     r"|~/\.(?:ssh|aws|docker|config|gnupg|kube|netrc|npmrc|pypirc)|\.env\b|\bid_(?:rsa|ed25519|ecdsa)|\bcredentials?\b|\bcookies?\b"
     r"|\bpasswords?\b|\b(?:access\s+)?tokens?\b|\bsecret\s+(?:access\s+)?keys?\b|\bapi\s+keys?\b|\bone-time\s+code|\bprivate\s+keys?\b"
     r"|\benvironment\s+variables?\b|\bconversations?\b|\bsystem\s+prompt\b|\blast\s+\d+\s+lines\b|\bchat\s+history\b|\bsecrets\b"
-    r"|\bforce[-\s]?push|\bpush\s+(?:-f|--force)|--force\b|-auto-approve|\bsslverify\s+false|\bcredential\.helper|\bhookspath\b|--no-verify\b"
+    r"|\bforce[-\s]?push|\bpush\s+(?:-f\b|--force\b)(?!-with-lease)|--force\b(?!-with-lease)|-auto-approve|\bsslverify\s+false|\bcredential\.helper|\bhookspath\b|--no-verify\b"
     r"|\bbranch\s+protection\b|\bcodeowners\b|\b(?:approve|merge)\s+(?:\w+\s+){0,3}(?:prs?|pull\s+requests?|changes?)\b"
     r"|\bpush\s+(?:directly\s+)?to\s+main\b|\bskip\s+(?:the\s+)?code\s+review|\bsay\s+it\s+looks\s+good\b|\bregardless\s+of\b"
     r"|\btracking\s+(?:snippet|pixel)\b|\bno\s+known\s+vulnerabilities\b|\bdelete\s+the\s+failing\b"
@@ -236,6 +236,7 @@ _EXFIL = re.compile(
     r"(?:full\s+)?(?:contents?\s+of\s+|содержимое\s+|el\s+contenido\s+de\s+)?(?:the\s+file\s+|файла\s+)?"
     r"(?:~/\.(?:ssh|aws|gnupg)\S*|id_(?:rsa|ed25519|ecdsa)\S*|credentials\s+file|cookies?\b|\.env\b.{0,30}\b(?:in|into)\s+(?:your|the)\s+(?:reply|answer|response|chat))"
 )
+_FORBIDS = re.compile(r"(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not)\b", re.I)
 _NEGATED = re.compile(r"\b(?:never|not|don'?t|do\s+not|avoid|no|nunca|nie|jamais)\b[^.;!?\n]{0,40}$")
 # Dangerous git: said as a rule (never after "never", "don't").
 _GIT = re.compile(
@@ -259,8 +260,11 @@ _TRUSTED_PIPES = re.compile(
 # 3: an address and its ask in one window, wider intents (false all-clear reports, omissions,
 # steps covered by the sentences around them, decoded blobs piped to a shell, secrets in code);
 # 4: code judged only where digits are read as digits, fetched code evaluated, secrets used or
-# asked for without asking, more covers, the tools' own installers.
-VERSION = 4
+# asked for without asking, more covers, the tools' own installers; 5: prose wrapped at a column
+# read as its sentences, bytes in variation selectors, hosts written as numbers, Russian typed with
+# Latin look-alikes, octal escapes and joined string pieces, credential stores shipped out, what a
+# note forbids is not its ask.
+VERSION = 5
 
 
 class Assessment(NamedTuple):
@@ -287,6 +291,8 @@ _STRONG_DISGUISES = (
     "hides text in invisible tag characters",
     "reverses text with a bidi override",
     "names a look-alike host",
+    "hides bytes in variation selectors",
+    "names a host as a bare number",
 )
 _ACTIONABLE = re.compile(
     r"https?://|\b(?:curl|wget|gh|git|pip|npm|rm|sudo|ssh|scp|kubectl|docker|eval|exec|iex|merge|push|approve|delete|ignore|"
@@ -358,8 +364,14 @@ def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | N
         return "sends or shows a secret"
     for a in _ADDRESSED.finditer(view):
         # What is asked comes with the address: in its sentence or the next, not anywhere in a long note.
-        window = view[max(0, a.start() - 120) : a.end() + 300]
-        if _HARMFUL.search(window):
+        start = max(0, a.start() - 120)
+        window = view[start : a.end() + 300]
+        for h in _HARMFUL.finditer(window):
+            # "Never force-push branches you didn't create", "don't request more GPUs without
+            # asking": what the note forbids is a rule, not the ask.
+            before = view[max(0, start + h.start() - 60) : start + h.start()]
+            if not _FORBIDS.match(h.group(0)) and _NEGATED.search(before):
+                continue
             return "addresses the assistant and asks for something a project note never does"
     for a in lx.ADDRESSED_RE.finditer(view):  # in any language: then only a link out counts
         if _sends_outside(view[a.start() : a.end() + 300], trusted_hosts):

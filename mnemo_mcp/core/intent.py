@@ -30,8 +30,42 @@ _HOSTPORT = re.compile(
 )
 
 
+# A line that starts something of its own: a blank line, a bullet, a numbered step, a heading, a
+# quote, a table row, a fence or a line of indented code.
+_NEW_ITEM = re.compile(r"^\s*$|^\s*(?:[-*+•>|#]|\d{1,3}[.)]\s|```|~~~)|^(?: {4,}|\t)(?!\s)")
+_WORDS = re.compile(r"^\s*(?:[`'\"(][.~/]?)?[^\W\d_]", re.UNICODE)  # a line that goes on in words, not `{` or `200 ->`
+_CLOSED = re.compile(r"[.!?;:。！？；：{}\[\](),\\]\s*$|^\s*```")
+
+
+def _unwrapped(text: str) -> str:
+    """Prose hard-wrapped at a column joined back into its lines: "keep the change out of the\nPR
+    title" is one sentence, as the person reading it sees it. Code in fences, indented code,
+    bullets and lines that end a sentence keep their breaks."""
+    lines = text.split("\n")
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        if re.match(r"^\s*(?:```|~~~)", line):
+            fenced = not fenced
+            out.append(line)
+            continue
+        if (
+            out
+            and not fenced
+            and not _NEW_ITEM.match(line)
+            and len(out[-1].split()) >= 5  # a wrapped line of prose, not "POST /login" over its header
+            and not _CLOSED.search(out[-1])
+            and not re.match(r"^\s*(?:```|~~~)", out[-1])
+            and _WORDS.match(line)
+        ):
+            out[-1] = out[-1].rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE.split(text) if s.strip()]
+    return [s for s in _SENTENCE.split(_unwrapped(text)) if s.strip()]
 
 
 def negated(sentence: str, start: int, end: int | None = None) -> bool:
@@ -258,7 +292,7 @@ _NET_SEND = re.compile(
     re.I,
 )
 _RELATIVE_CALL = re.compile(
-    r"[^\n(]{0,40}\(\s*[`'\"](?:/(?!/)|\./|\.\./|\$\{\s*\w*(?:api|base|backend|server|origin|host)\w*\s*\}/)", re.I
+    r"[^\n(]{0,40}\(\s*[`'\"](?:/(?!/)|\./|\.\./|\$\{\s*[\w.]*(?:api|base|backend|server|origin|host)\w*\s*\}/)", re.I
 )
 _AUTH_PATH = re.compile(
     r"/(?:auth|login|signin|sign-in|oauth\d?|token|sso|session/new|v\d+/me)\b|//(?:auth|login|sso|id|idp|accounts)\.",
@@ -300,6 +334,41 @@ def _payload(text: str, m: re.Match[str]) -> tuple[str, str]:
     ]
 
 
+# Where a machine keeps its credentials, and the commands that print them: nothing a project
+# sends anywhere except to the service they belong to.
+_CREDENTIAL_STORE = re.compile(
+    r"~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|git-credentials|config/gcloud|config/gh|cache/huggingface)\b|"
+    r"[\"'/]\.(?:npmrc|netrc|pypirc|git-credentials)\b|\.aws/credentials\b|application_default_credentials|\.tfstate\b|"
+    r"\bid_(?:rsa|ed25519|ecdsa)\b|\bgh\s+auth\s+token\b|\bnpm\s+token\s+(?:list|ls)\b|\bgcloud\s+auth\s+(?:application-default\s+)?"
+    r"print-\w*token|\baws\s+(?:configure\s+export-credentials|sts\s+get-session-token)|\baz\s+account\s+get-access-token|"
+    r"\bsecurity\s+find-(?:generic|internet)-password|\bkubectl\s+config\s+view\s+--raw|\bvault\s+(?:read|kv\s+get)\b",
+    re.I,
+)
+# A request, an upload or a log handler that carries something off the machine.
+_CARRIES_OUT = re.compile(
+    _NET_SEND.pattern + r"|\bnet::http\.(?:post\w*|get)|\bfile_get_contents\s*\(|\bhttphandler\b|--remote_header\b|"
+    r"\b(?:curl|wget)\b[^\n]*(?:\s-t\s|--upload-file|--data-binary|\s-d\s|\s-f\s)|\bupload\w*\b",
+    re.I,
+)
+
+
+def _ships_credentials(text: str, trusted: Iterable[str]) -> bool:
+    """A note that reads a credential store (or a command that prints a token) and sends something
+    to a host outside the project, in the same block: "upload your ~/.netrc to https://...",
+    a hook that base64s ~/.git-credentials into a curl's query, a `make doctor` that appends
+    `gh auth token` to a file it then posts."""
+    for block in re.split(r"\n\s*\n(?=\S)", text.replace("\\\n", " ")):
+        store = _CREDENTIAL_STORE.search(block)
+        if not store or not _CARRIES_OUT.search(block):
+            continue
+        line = block[block.rfind("\n", 0, store.start()) + 1 : store.end()]
+        if lx.NEGATED_BEFORE.search(line) or re.search(r"\b(?:never|don'?t|do\s+not|must\s+not)\b", line, re.I):
+            continue  # "never upload ~/.aws/credentials anywhere"
+        if [u for u, h in _hosts.urls(block) if _hosts.outside(h, trusted) and not _AUTH_PATH.search(u)]:
+            return True
+    return False
+
+
 def _leaks_in_code(text: str, trusted: Iterable[str]) -> bool:
     """A network call that carries a secret to somewhere that is not an auth endpoint or local."""
     text = text.replace("\\\n", " ")  # a shell command continued over lines is one line
@@ -327,7 +396,7 @@ def _tool_coercion(s: str) -> bool:
         return False
     name = tool.group(0).lower()
     bulk = re.search(
-        r"\b(?:every|all|any|each)\b|trusted|admin\s+note|pre-?approved|precedence|rewrite|so\s+that\s+it\s+says|without\s+"
+        r"\b(?:every|all|any|each)\b|trusted|admin\s+note|replace\s+(?:its|the|their)\s+(?:content|text)|pre-?approved|precedence|rewrite|so\s+that\s+it\s+says|without\s+"
         r"(?:commenting|asking|review)|on\s+behalf|approved|ship\s+it|wontfix|\.env|credentials|secrets?|/etc/|"
         r"(?:don'?t|do\s+not|doesn'?t|no)\s+need\s+(?:a\s+)?(?:human\s+)?reviews?|right\s+away|permission\W{0,3}(?:admin|owner|maintain)|write-all",
         s,
@@ -360,6 +429,8 @@ _WEAKEN = re.compile(
     r"\bcreate\s+clusterrolebinding\b[^\n]*cluster-admin|\bcommit\s+[^\n]{0,40}--author[= ]|\bcluster-admin\b|"
     r"\bapprove\w*\s+(?:the\s+)?(?:pending\s+)?(?:oauth\s+)?(?:grant|consent|authori[sz]ation)\b|public-read-write|--acl\s+public|"
     r"\ballusers\b|0\.0\.0\.0/0|chmod\s+(?:-r\s+)?777|permitrootlogin\s+yes|-lock=false|--deselect\b|required_status_checks|"
+    r"\bprotected_branches\b|\bunprotect\w*\b|\bsecret_scanning\w*\W+(?:\w+\W+){0,3}disabled|\bhistfile=/dev/null|\balias\s+sudo=|"
+    r"--yes-always\b|\broles/(?:owner|editor)\b|\bamtool\s+silence\s+add\b|\bclick\s+[\"']?(?:authori[sz]e|allow|approve|accept|grant)\b|"
     r"\bmark\s+(?:the\s+)?(?:check|status|build|job)\s+as\s+(?:passed|passing|green|success\w*)|\bsilence\s+\S+\s+permanently|\ball\s+requested\s+scopes\b|\badmin:org\b",
     re.I,
 )
@@ -370,7 +441,9 @@ _DROPS_GUARD = re.compile(
     r"(?:hooks|pretooluse|permissions|deny|guard|sandbox)\b|[\"']hooks[\"']\s*:\s*\{\s*\}",
     re.I,
 )
-_AS_THE_USER = re.compile(r"\bas\s+the\s+user\b|\blogged\s+in\s+as\b", re.I)
+_AS_THE_USER = re.compile(
+    r"\bas\s+the\s+user\b|\blogged\s+in\s+as\b|\bwhile\s+the\s+user\s+is\s+(?:logged|signed)\s+in\b", re.I
+)
 
 
 def _weakens(s: str, around: str) -> bool:
@@ -390,7 +463,11 @@ _FETCHED = re.compile(
     r"\bhttp\.get\s*\(|\bopen-uri\b|\bfile_get_contents\s*\(\s*['\"]?https?:",
     re.I,
 )
-_EVALS = re.compile(r"(?<![\w.])(?:exec|eval)\s*\(|\binstance_eval\b|\bnew\s+function\s*\(", re.I)
+_EVALS = re.compile(
+    r"(?<![\w.])(?:exec|eval)\s*\(|\binstance_eval\b|\bnew\s+function\s*\(|\bexec(?:file)?sync\s*\(|"
+    r"\bshell\s*=\s*true\b",
+    re.I,
+)
 
 
 def _evals_fetched(text: str) -> bool:
@@ -410,9 +487,9 @@ def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
         return "runs code from outside the project"
     if _installs_from_outside(text, trusted):
         return "installs from outside the project"
-    if _leaks_in_code(text, trusted):
+    if _leaks_in_code(text, trusted) or _ships_credentials(text, trusted):
         return "sends a secret out"
-    parts = sentences(text)
+    parts = [p for p in sentences(text) if not re.fullmatch(r"\s*(?:```|~~~)\w*\s*", p)]  # a fence says nothing
     for i, s in enumerate(parts):
         around = " ".join(parts[max(0, i - 1) : i] + parts[i + 1 : i + 3])
         if _tool_coercion(s) or (_TOOL.search(s) and _tool_coercion(s + " " + around)):

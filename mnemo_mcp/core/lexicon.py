@@ -111,6 +111,7 @@ SEND = (
     r"\b(?:send|sends|sending|post|posts|posting|upload|uploads|uploading|forward|forwards|e-?mail|mail|copy|copies|attach|attaches|"
     r"include|includes|paste|pastes|put|puts|share|shares|leak|exfiltrate|mirror|mirrors|sync|syncs|synced|back\s+up|store|stores|"
     r"save|saves|log|logs|push|pushes|commit|commits|submit|publish|dump|append|write|writes|report|file|transmit|beacon)\b"
+    r"(?![\"']?\s*[:=])"  # not a field: "email: admin@example.com", "file = ..."
     r"|отправ\w*|пересл\w*|перешл\w*|загруз\w*|выложи\w*|приложи\w*|вставь\w*|сохрани\w*|надішли\w*|відправ\w*"
     r"|发送|發送|上传|上傳|发到|附在|附上|贴到|貼到|提交|推送|保存到|存到|送信|送って|アップロード|貼り付け|添付|保存し"
     r"|보내|전송|업로드|첨부|붙여|저장|게시|env[ií]\w*|sub[ea]\w*|adjunt\w*|peg[au]\w*|publi[cq]\w*|guard[ae]\w*|"
@@ -146,6 +147,9 @@ CONCEAL = (
     r"stealthily)\s+(?:\w+\s+)?(?:add|append|run|install|change|edit|send|upload|remove|delete|disable|set|push|merge|copy|post|forward|"
     r"grant|modify|write|replace|rewrite|include|commit|apply)\b|\bdo\s+(?:it|this|that)\s+(?:quietly|silently|secretly|in\s+the\s+background)"
     r"|\bkeep\s+(?:this|it)\s+(?:between\s+us|secret|hidden|confidential|to\s+yourself)|\bhide\s+(?:it|this|that|them|the\s+\w+)\s+from\b"
+    r"|\bno\s+need\s+to\s+(?:point\s+(?:it|this|that|them)\s+out|flag\s+it|call\s+it\s+out)|\b(?:doesn'?t|does\s+not|don'?t|do\s+not|"
+    r"won'?t|will\s+not|never)\s+(?:bring|brings)\s+(?:\w+\s+){0,3}up\s+(?:in|to|with)\b|\b(?:the\s+user|they|the\s+requester|"
+    r"the\s+developer)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not|won'?t)\s+(?:need|have)\s+to\s+(?:see|hear\s+about|be\s+told)"
     r"|\bnever\s+reveal\s+this|\bif\s+asked\s+about\s+(?:this|it)|\bsays?\s+no\s+such\s+note|\bwithout\s+(?:them|the\s+user|anyone)\s+knowing"
     r"|не\s+(?:сообщай|говори|рассказывай|упоминай|информируй|предупреждай|сообщать|говорить|упоминать|показывай)|без\s+(?:ведома|"
     r"уведомления)|пользователю\s+(?:\S+\s+){0,5}не\s+(?:сообщай|говори)|чтобы\s+пользователь\s+(?:\S+\s+)?не\s+(?:увидел|заметил|узнал)|"
@@ -200,7 +204,7 @@ CONCEAL = (
 
 # Go ahead without the person's yes.
 NO_CONFIRM = (
-    r"\bwithout\s+(?:first\s+)?(?:asking|checking|confirming|consulting|pausing|stopping|confirmation|approval|permission|a\s+review|"
+    r"\bwithout\s+(?:first\s+)?(?:a\s+|any\s+)?(?:asking|checking|confirming|consulting|pausing|stopping|confirmation|approval|permission|a\s+review|"
     r"review(?:ing)?|waiting|reading\s+the\s+diff|a\s+human)\b|\bno\s+(?:need|reason)\s+to\s+(?:ask|check|confirm|wait|consult|involve|"
     r"loop\s+in|bother)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:stop|pause|wait)\s+(?:to|for)\b|\b(?:do\s+not|don'?t|doesn'?t|"
     r"does\s+not|no)\s+need\s+(?:to\s+wait\s+for\s+)?(?:a\s+|an\s+|the\s+|any\s+)?(?:human|person|user|reviewer|approval|review|"
@@ -211,7 +215,10 @@ NO_CONFIRM = (
     r"ask)\s+(?:only\s+|just\s+)?(?:slows|breaks|delays|wastes)|\bthey'?d\s+just\s+slow\s+it\s+down|\b(?:do\s+not|don'?t|never|no\s+longer)\s+(?:need\s+to\s+)?ask\b|\b(?:human\s+|user\s+)?confirmation\s+(?:is\s+)?"
     r"(?:not\s+(?:required|needed)|unnecessary)|\bno\s+confirmation\b|\bpre-?approved\b|\bno\s+questions\s+asked\b|\bautomatically\s+"
     r"approved\b|\bnobody\s+needs\s+to\s+(?:approve|review)|\bis\s+a\s+formality\b|\bthe\s+user\s+(?:does\s+not|doesn'?t)\s+need\s+to\s+"
-    r"(?:be\s+asked|approve|know)"
+    r"(?:be\s+asked|approve|know|see)"
+    r"|\bassume\s+(?:that\s+)?(?:the\s+user|they|the\s+owner|the\s+requester)\s+(?:has|have)\s+(?:already\s+)?(?:confirmed|approved|"
+    r"agreed|signed\s+off)|\b(?:nobody|no\s+one)\s+else\s+needs\s+to\s+(?:approve|review|sign\s+off|know)|\b(?:prompts?|confirmations?|"
+    r"approvals?|reviews?|questions|dialogs?)\s+(?:that\s+)?(?:slow|slows)\s+(?:\w+\s+){0,2}down"
     r"|без\s+(?:подтвержден\w*|вопросов|спроса|согласования|запроса)|не\s+(?:спрашива\w*|уточня\w*)|без\s+підтвердження"
     r"|无需(?:确认|確認|询问|詢問|批准)|不(?:用|必|需要)(?:确认|確認|询问|詢問)|不要询问|確認(?:なし|せず)|(?:聞か|尋ね)ずに"
     r"|확인\s*없이|묻지\s*않고|승인\s*없이|sin\s+(?:preguntar|confirmación|confirmar|pedir\s+permiso|aprobación|revisión)"
