@@ -345,6 +345,15 @@ def _placeholder_tag(view: str, m: re.Match[str]) -> bool:
     return bool(view[line_start : m.start()].strip()) and f"</{tag.group(1).lower()}" not in view
 
 
+def _names_assistant_linking_out(view: str, trusted_hosts: tuple[str, ...]) -> str | None:
+    """The assistant named (in a language no rule knows the grammar of) beside a link out of the
+    project: judged by the link, as a note addressed to it is."""
+    for a in lx.ASSISTANT_RE.finditer(view):
+        if _sends_outside(view[max(0, a.start() - 300) : a.end() + 300], trusted_hosts):
+            return "names the assistant beside a link out of the project"
+    return None
+
+
 def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | None:
     """The first rules: phrases that take over an assistant on their own, and addressed + harmful."""
     for reason, pattern in _STRONG:
@@ -396,6 +405,8 @@ def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
         view = _unquote_mentions(view)
         code = view == seen[0] or view != garbled
         reason = _legacy(view, trusted, trusted_hosts) or intent.judge(view, trusted_hosts, code=code)
+        if not reason and code:  # not in a view that read digits as letters ("14:" as "ia:")
+            reason = _names_assistant_linking_out(view, trusted_hosts)
         if reason:
             return Assessment(True, reason)
     if disguised and _ACTIONABLE.search(seen[0]):

@@ -50,6 +50,17 @@ ADDRESSED = (
     r"|(?:ถึง|สำหรับ)ผู้ช่วย|ผู้ช่วย\s*(?:ai\s*)?(?:ต้อง|ควร)"
 )
 
+# An AI assistant named, however a note addresses it: the names and the word for "assistant" in
+# the languages above and more (Romanian, Hungarian, Finnish, Baltic, Balkan, Caucasian, Indic,
+# Turkic, Swahili, Tagalog, Welsh, Basque...). Weaker than ADDRESSED: a note that names it and
+# links out of the project is judged with the link (core.injection).
+ASSISTANT = (
+    r"\b(?:ai|ia|ki|ии|llm|copilot|claude|gemini|codex)\b|assist|асист|ассист|asisten|asystent|asistan|avustaj|asszisztens|"
+    r"segéd|助手|助理|アシスタント|어시스턴트|सहायक|সহকারী|உதவியாளர|సహాయకుడ|ಸಹಾಯಕ|सहाय्यक|مساعد|دستیار|عوزر|עוזר|βοηθ|"
+    r"ผู้ช่วย|trợ\s*lý|помощник|помічник|msaidizi|katulong|pembantu|օգնական|ასისტენტ|туслах|ёрдамчи|көмекші|köməkçi|"
+    r"aðstoð|cynorthwy|laguntzaile"
+)
+
 # The person the assistant works for.
 USER = (
     r"\b(?:the\s+)?users?\b(?![._]\w)|\buser'?s\b|\bthe\s+(?:developer|human|person|new\s+hire|engineer|on-call\s+engineer|customer|requester)\b"
@@ -380,6 +391,7 @@ NEGATED_AFTER = re.compile(
 )
 
 ADDRESSED_RE = re.compile(ADDRESSED, re.I | re.M)
+ASSISTANT_RE = re.compile(ASSISTANT, re.I)
 USER_RE = re.compile(USER, re.I)
 SECRET_RE = re.compile(SECRET, re.I)
 ASK_RE = re.compile(ASK, re.I)
