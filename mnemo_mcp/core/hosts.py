@@ -66,7 +66,9 @@ _PRIVATE_SUFFIXES = (
     ".cluster.local", ".home",
 )  # fmt: skip
 _INTERNAL_LABEL = re.compile(r"(?:^|\.)(?:internal|intranet|intra|corp|private|lan|local)(?:\.|$)")
-_URL = re.compile(r"\b(?:https?|ftp|wss?|git\+https?|git\+ssh|sparse\+https?)://([^\s/?#'\"`)<>\]|,;]+)", re.I)
+_URL = re.compile(
+    r"\b(?:https?|ftp|wss?|grpcs?|tcp|git\+https?|git\+ssh|sparse\+https?)://([^\s/?#'\"`)<>\]|,;]+)", re.I
+)
 
 
 def host_of(netloc: str) -> str:

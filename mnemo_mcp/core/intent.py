@@ -288,7 +288,7 @@ _NET_SEND = re.compile(
     r"\|\s*(?:nc|ncat|netcat|socat)\s+\S+|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*\S+\s+\d{2,5}\b|\binvoke-restmethod\b[^\n]*-body|"
     r"\bwget\b[^\n]*--post-(?:data|file)|\bsocket\.send|\bsmtplib\b|\b(?:curl|wget)\b[^\n]*[?&][\w-]+=\$|"
     r"\b(?:scp|rsync)\b[^\n]*\s[\w.-]*@?[\w-]+(?:\.[\w-]+)+:|require\(\s*['\"]https?['\"]\s*\)\.request\s*\(|"
-    r"\.(?:post|put|send)async\s*\(",
+    r"\.(?:post|put|send)async\s*\(|\bnet::http\.(?:post\w*|start)\s*\(|\bfile_get_contents\s*\(\s*['\"]https?://",
     re.I,
 )
 _RELATIVE_CALL = re.compile(
