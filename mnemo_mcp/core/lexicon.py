@@ -374,6 +374,11 @@ POLICY = (
     r"\b(?:team|house)\s+(?:convention|rule|policy)\b|\bnext\s+time\s+you\b|\b(?:handled|done|run)\s+by\s+the\s+(?:assistant|agent)\b"
     r"|so\s+wurde\s+es|im\s+team\s+beschlossen|er\s+is\s+besloten|il\s+a\s+été\s+convenu|se\s+decidió|è\s+stato\s+deciso|foi\s+decidido"
     r"|было\s+решено|团队决定|チームで決定|팀에서\s*결정"
+    # An unsafe step sold as a shortcut: "saves reruns", "simpler than debugging roles", "this is standard".
+    r"|\b(?:to\s+save\s+(?:time|a\s+round\s+trip)|saves?\s+(?:time|reruns?|a\s+lot\s+of\s+time|everyone\s+time)|(?:it'?s\s+)?"
+    r"(?:simpler|quicker|faster|easier)\s+than\b|less\s+hassle|(?:this\s+is|it'?s)\s+(?:standard|routine|normal|harmless|"
+    r"totally\s+fine|safe)\b|standard\s+(?:practice|procedure)\b|(?:everyone|the\s+whole\s+team)\s+does\s+(?:this|it)\b|"
+    r"nothing\s+to\s+worry\s+about)"
 )
 
 # Words that undo a sentence: "never", "don't", in the languages above (Japanese and Korean put
