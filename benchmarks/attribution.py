@@ -291,7 +291,9 @@ class Run:
                 mine[mid[:12]] = self._case_role(svc, mid)
         first = next((mine[p] for p in _ID.findall(context or "") if p in mine), None)
         verdict = {"fix": "fix first", "wrong": "failed first", None: "none"}.get(first, "other first")
-        self.recurrences.append({"story": story["id"], "split": story["split"], "verdict": verdict})
+        self.recurrences.append(
+            {"story": story["id"], "split": story["split"], "verdict": verdict, "shown": (context or "")[:1500]}
+        )
 
     def alignments(self) -> list[dict[str, Any]]:
         """Each batch of actions the store weighed, against each story note shown before it:
@@ -438,6 +440,7 @@ def report(r: Run, split: str) -> dict[str, Any]:
         "fix_first": verdicts["fix first"] / len(rec) if rec else float("nan"),
         "failed_first": verdicts["failed first"] / len(rec) if rec else float("nan"),
         "none": verdicts["none"] / len(rec) if rec else float("nan"),
+        "recurrences_without_the_fix_first": [x for x in rec if x["verdict"] != "fix first"][:40],
     }
 
 
