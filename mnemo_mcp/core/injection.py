@@ -345,12 +345,25 @@ def _placeholder_tag(view: str, m: re.Match[str]) -> bool:
     return bool(view[line_start : m.start()].strip()) and f"</{tag.group(1).lower()}" not in view
 
 
-def _names_assistant_linking_out(view: str, trusted_hosts: tuple[str, ...]) -> str | None:
-    """The assistant named (in a language no rule knows the grammar of) beside a link out of the
-    project: judged by the link, as a note addressed to it is."""
+_ENGLISH = re.compile(r"\b(?:the|and|to|of|is|are|for|with|your|you|it|in|on|this|that|be|by|we|our)\b")
+
+
+def _names_assistant(view: str, trusted_hosts: tuple[str, ...]) -> str | None:
+    """The assistant named in a language no rule knows the grammar of: beside a link out of the
+    project (judged by the link, as a note addressed to it is), or in a sentence that is not
+    English, names a secret and negates nothing ("asistentul cere parola utilizatorului"; a rule
+    that protects a secret says "never" in some language)."""
     for a in lx.ASSISTANT_RE.finditer(view):
         if _sends_outside(view[max(0, a.start() - 300) : a.end() + 300], trusted_hosts):
             return "names the assistant beside a link out of the project"
+    for s in intent.sentences(view):
+        if (
+            lx.ASSISTANT_RE.search(s)
+            and (lx.SECRET_RE.search(s) or re.search(r"\.pem\b|\bvpn\b", s))
+            and not lx.NEGATION_RE.search(s)
+            and len(_ENGLISH.findall(s)) < 2
+        ):
+            return "names the assistant and a secret, in a language the rules do not read"
     return None
 
 
@@ -406,7 +419,7 @@ def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
         code = view == seen[0] or view != garbled
         reason = _legacy(view, trusted, trusted_hosts) or intent.judge(view, trusted_hosts, code=code)
         if not reason and code:  # not in a view that read digits as letters ("14:" as "ia:")
-            reason = _names_assistant_linking_out(view, trusted_hosts)
+            reason = _names_assistant(view, trusted_hosts)
         if reason:
             return Assessment(True, reason)
     if disguised and _ACTIONABLE.search(seen[0]):

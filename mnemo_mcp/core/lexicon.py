@@ -61,6 +61,17 @@ ASSISTANT = (
     r"aðstoð|cynorthwy|laguntzaile"
 )
 
+# A negation, in the languages above and the ones ASSISTANT adds (whole words; for Chinese,
+# Japanese and Korean the characters and endings that negate or forbid).
+NEGATION = (
+    r"(?<!\w)(?:not|never|don'?t|no|не|ни|никогда|ніколи|никога|никад|нікада|nie|nigdy|ne|nikdy|nikoli|nikad|nikada|nemoj|"
+    r"nicht|niemals|kein\w*|niet|nooit|geen|inte|aldrig|ikke|aldri|ej|ekki|aldrei|älä|ei|koskaan|älkää|ära|kunagi|soha|nem|nekad|niekada|"
+    r"nu|niciodată|non|mai|nunca|não|nao|cap|pas|jamais|asla|hiçbir|heç|hech|μην|δεν|ποτέ|لا|لن|أبدا|אל|לא|هرگز|نه|نہ|مت|کبھی|मत|न|नहीं|कभी|नको|"
+    r"না|কখনো|வேண்டாம்|ஒருபோதும்|వద్దు|ఎప్పుడూ|không|đừng|chớ|cấm|jangan|tidak|tak|bukan|huwag|hindi|kamwe|usi\w*|ห้าม|อย่า|ไม่|"
+    r"არ|ნუ|არასოდეს|մի|երբեք|емес|ешқашан|бүү|битгий|peidiwch|byth|dim|ez|inoiz|mos|kurrë)(?!\w)"
+    r"|不|别|勿|禁止|切勿|绝不|絶対|しない|しないで|ないで|마세요|않|금지|절대"
+)
+
 # The person the assistant works for.
 USER = (
     r"\b(?:the\s+)?users?\b(?![._]\w)|\buser'?s\b|\bthe\s+(?:developer|human|person|new\s+hire|engineer|on-call\s+engineer|customer|requester)\b"
@@ -112,7 +123,7 @@ ASK = (
     r"post|upload|dm|forward))\b"
     r"|попрос\w*|спрос\w*|запрос\w*|потребу\w*|попроси|попросіть|запитай|要求|请.{0,6}提供|索取|向.{0,6}(?:用户|使用者).{0,4}(?:要|索)|"
     r"求め|聞いて|尋ね|入力させ|教えてもら|요청|물어|받아|입력하게|pid[ea]\w*|solicit[ae]\w*|pregunt[ae]\w*|peç[ae]\w*|pedir|"
-    r"chied\w+|richied\w+|demande\w*|exige\w*|frag\w*|bitte\w*|verlang\w*|popro[sś]\w*|zapyta\w*|iste\w*|sor\b|sorun|talep|vraag|"
+    r"chied\w+|richied\w+|demande\w*|exige\w*|frag\w*|bitte\w*|verlang\w*|popro[sś]\w*|zapyta\w*|\biste\w*|\bsor\b|sorun|talep|vraag|"
     r"اطلب|اسأل|בקש|לבקש|שאל|माँग|मांग|पूछ|hỏi|yêu\s+cầu|minta|tanyakan|meminta|بخواه|درخواست|بپرس|požádej|požádat|vyžádej|"
     r"zeptej|be\s+om|fråga|ζήτ\w+|ρώτ\w+|ขอ"
 )
@@ -397,6 +408,7 @@ NEGATED_AFTER = re.compile(
 
 ADDRESSED_RE = re.compile(ADDRESSED, re.I | re.M)
 ASSISTANT_RE = re.compile(ASSISTANT, re.I)
+NEGATION_RE = re.compile(NEGATION, re.I)
 USER_RE = re.compile(USER, re.I)
 SECRET_RE = re.compile(SECRET, re.I)
 ASK_RE = re.compile(ASK, re.I)
