@@ -34,7 +34,8 @@ _HOSTPORT = re.compile(
 # quote, a table row, a fence or a line of indented code.
 _NEW_ITEM = re.compile(r"^\s*$|^\s*(?:[-*+•>|#]|\d{1,3}[.)]\s|```|~~~)|^(?: {4,}|\t)(?!\s)")
 _WORDS = re.compile(r"^\s*(?:[`'\"(][.~/]?)?[^\W\d_]", re.UNICODE)  # a line that goes on in words, not `{` or `200 ->`
-_CLOSED = re.compile(r"[.!?;:。！？；：{}\[\](),\\]\s*$|^\s*```")
+_CLOSED = re.compile(r"[.!?;:。！？；：{}\[\](),\\]\s*$")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
 
 
 def _unwrapped(text: str) -> str:
@@ -45,7 +46,7 @@ def _unwrapped(text: str) -> str:
     out: list[str] = []
     fenced = False
     for line in lines:
-        if re.match(r"^\s*(?:```|~~~)", line):
+        if _FENCE.match(line):
             fenced = not fenced
             out.append(line)
             continue
@@ -55,7 +56,7 @@ def _unwrapped(text: str) -> str:
             and not _NEW_ITEM.match(line)
             and len(out[-1].split()) >= 5  # a wrapped line of prose, not "POST /login" over its header
             and not _CLOSED.search(out[-1])
-            and not re.match(r"^\s*(?:```|~~~)", out[-1])
+            and not _FENCE.match(out[-1])
             and _WORDS.match(line)
         ):
             out[-1] = out[-1].rstrip() + " " + line.strip()
