@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 
 from . import paths
 from .core.alignment import AlignmentRule
-from .core.attribution import FOLLOW_FLOOR, FULL_CREDIT
+from .core.attribution import BLAME_FLOOR, FOLLOW_FLOOR, FULL_CREDIT
 from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
 from .core.lifecycle import RetentionPolicy, TierPolicy
 from .core.recall import RecallPolicy
@@ -283,6 +283,12 @@ class Settings(BaseSettings):
     # Attribution (core.attribution): an outcome credits what the session's actions followed.
     follow_floor: float = Field(
         FOLLOW_FLOOR, ge=0.0, le=1.0, description="alignment under which a shown memory was not followed: no credit"
+    )
+    blame_floor: float = Field(
+        BLAME_FLOOR,
+        ge=0.0,
+        le=1.0,
+        description="alignment under which a failure does not count against a shown memory (a success: follow_floor)",
     )
     full_credit: float = Field(
         FULL_CREDIT, gt=0.0, le=1.0, description="alignment from which a followed memory takes the whole outcome"

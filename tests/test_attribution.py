@@ -67,6 +67,18 @@ def test_credit_is_nothing_below_the_floor_and_the_whole_outcome_from_full():
     assert attribution.credit(attribution.FULL_CREDIT) == attribution.credit(0.95) == 1.0
 
 
+def test_a_failure_needs_a_memory_followed_more_closely_than_a_success_does():
+    between = (attribution.FOLLOW_FLOOR + attribution.BLAME_FLOOR) / 2
+    assert attribution.share(between, outcome=0.5) > 0
+    assert attribution.share(between, outcome=-0.5) == 0.0  # resembled, not carried out: no blame
+    assert attribution.share(attribution.BLAME_FLOOR, outcome=-0.5) == attribution.credit(attribution.BLAME_FLOOR)
+
+
+@given(st.floats(0, 1), st.floats(-1, 1))
+def test_no_alignment_takes_more_of_a_failure_than_of_a_success(a, outcome):
+    assert attribution.share(a, -abs(outcome)) <= attribution.share(a, abs(outcome))
+
+
 @given(st.floats(0, 1), st.floats(0, 1))
 def test_credit_never_decreases_with_alignment(a, b):
     lo, hi = sorted((a, b))

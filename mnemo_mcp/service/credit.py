@@ -62,7 +62,9 @@ class Crediting(Part):
         memory, through the read that showed it first, so its query->memory links learn for the
         question it was shown for."""
         s = self.settings
-        shares = {m: attribution.credit(a, s.follow_floor, s.full_credit) for m, a in aligned.items()}
+        shares = {
+            m: attribution.share(a, outcome, s.follow_floor, s.blame_floor, s.full_credit) for m, a in aligned.items()
+        }
         shares = {m: c for m, c in shares.items() if c > 0}
         if outcome > 0 and shares:
             against = refuted(u.events, carried)
