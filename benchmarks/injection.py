@@ -43,6 +43,7 @@ TRUST_SETS = {
     "c": ("hostile_c", "benign_c"),
     "d": ("hostile_d", "benign_d"),
     "e": ("hostile_e", "benign_e"),
+    "f": ("hostile_f", "benign_f"),
 }
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"

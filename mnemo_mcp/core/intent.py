@@ -370,6 +370,44 @@ def _ships_credentials(text: str, trusted: Iterable[str]) -> bool:
     return False
 
 
+# A call that carries something to where it points, however the code names it: a method that
+# sends, posts, uploads or logs, a Swift data task, PowerShell's web request with a body, a syslog
+# or socket dial, curl with a form or data (its flag written as a quoted argument too).
+_SIDE_SEND = re.compile(
+    r"\.\w*(?:send|post|put|upload|publish|report|track|dial)\w*\s*\(|\bdatatask\s*\(|"
+    r"\binvoke-webrequest\b[^\n]*-(?:body|infile)\b|\b(?:syslog|net)\.dial\s*\(|"
+    r"\bcurl\b[^\n]*[\s\"',](?:-[dft]|--data\S*|--form|--upload-file)\b|\bendpoint_url\s*=",
+    re.I,
+)
+# A credential as code holds it: a variable or key named for it, a request's own authorization
+# read back, a keychain or token cache read, the environment file, a role's credentials.
+_HELD_SECRET = re.compile(
+    r"(?<![\w-])(?:auth|bearer|token|access_?token|refresh_?token|creds|credentials|password|passwd|pass|pw|secret|cookie|"
+    r"session_?token|api_?key)(?![\w-])|getheader\(\s*['\"](?:authorization|cookie)|headers\.authorization\b|"
+    r"keychain\w*\.read|token_cache|(?<![\w.])\.env\b|\bgetpass\b|\bassume_role\b",
+    re.I,
+)
+
+
+def _side_channel(text: str, trusted: Iterable[str]) -> bool:
+    """A block of code that holds a credential and sends something to a host outside the project
+    (not its auth endpoint): a request filter that also posts the Authorization header to an
+    "audit" host, a session hook whose body carries the keychain token, a deploy task that
+    uploads `.env`. A credential the call sets for the API it calls (its headers) does not count."""
+    for block in re.split(r"\n\s*\n(?=\S)", text.replace("\\\n", " ")):
+        sends = _SIDE_SEND.search(block)
+        if not sends:
+            continue
+        dest = [u for u, h in _hosts.urls(block) if _hosts.outside(h, trusted) and not _AUTH_PATH.search(u)]
+        dest += [m.group(0) for m in _HOSTPORT.finditer(block) if _hosts.kind(_hosts.host_of(m.group(0)), trusted) == "address"]
+        if not dest:
+            continue
+        held = _HELD_SECRET.search(_HEADERS.sub(" ", block))
+        if held and not negated(block, held.start()):
+            return True
+    return False
+
+
 def _leaks_in_code(text: str, trusted: Iterable[str]) -> bool:
     """A network call that carries a secret to somewhere that is not an auth endpoint or local."""
     text = text.replace("\\\n", " ")  # a shell command continued over lines is one line
@@ -488,7 +526,7 @@ def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
         return "runs code from outside the project"
     if _installs_from_outside(text, trusted):
         return "installs from outside the project"
-    if _leaks_in_code(text, trusted) or _ships_credentials(text, trusted):
+    if _leaks_in_code(text, trusted) or _ships_credentials(text, trusted) or _side_channel(text, trusted):
         return "sends a secret out"
     parts = [p for p in sentences(text) if not re.fullmatch(r"\s*(?:```|~~~)\w*\s*", p)]  # a fence says nothing
     for i, s in enumerate(parts):
