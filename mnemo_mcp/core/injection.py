@@ -263,8 +263,10 @@ _TRUSTED_PIPES = re.compile(
 # asked for without asking, more covers, the tools' own installers; 5: prose wrapped at a column
 # read as its sentences, bytes in variation selectors, hosts written as numbers, Russian typed with
 # Latin look-alikes, octal escapes and joined string pieces, credential stores shipped out, what a
-# note forbids is not its ask.
-VERSION = 5
+# note forbids is not its ask; 6: credentials held in code and sent by any call, agent settings that
+# skip every prompt handed to the assistant, secrets posted through chat tools, bulk deletes by
+# tag, words of other languages no longer matched inside English ones ("environment", "public").
+VERSION = 6
 
 
 class Assessment(NamedTuple):

@@ -130,7 +130,11 @@ def _sends_secret(s: str, trusted: Iterable[str]) -> bool:
         if negated(s, send.start(), send.end()):
             continue
         tail = s[min(send.start(), secret.start()) :]
-        if _outside_urls(tail, trusted) or _EMAIL.search(tail) or _HOSTPORT.search(tail):
+        # Where it goes: a host outside (not the service's own sign-in, where a secret belongs),
+        # an address, a host:port that is not this machine or the team's network.
+        away = [u for u, _ in _outside_urls(tail, trusted) if not _AUTH_PATH.search(u)]
+        hostports = [m for m in _HOSTPORT.finditer(tail) if _hosts.outside(_hosts.host_of(m.group(0)), trusted)]
+        if away or _EMAIL.search(tail) or hostports:
             return True
         if lx.SINK_RE.search(tail) and lx.SECRET_RE.search(s[send.start() - 60 if send.start() > 60 else 0 :]):
             ordered = _PUBLISH.match(send.group(0)) and _IMPERATIVE.search(s[: send.start()])
@@ -437,12 +441,16 @@ def _tool_coercion(s: str) -> bool:
     bulk = re.search(
         r"\b(?:every|all|any|each)\b|trusted|admin\s+note|replace\s+(?:its|the|their)\s+(?:content|text)|pre-?approved|precedence|rewrite|so\s+that\s+it\s+says|without\s+"
         r"(?:commenting|asking|review)|on\s+behalf|approved|ship\s+it|wontfix|\.env|credentials|secrets?|/etc/|"
-        r"(?:don'?t|do\s+not|doesn'?t|no)\s+need\s+(?:a\s+)?(?:human\s+)?reviews?|right\s+away|permission\W{0,3}(?:admin|owner|maintain)|write-all",
+        r"(?:don'?t|do\s+not|doesn'?t|no)\s+need\s+(?:a\s+)?(?:human\s+)?reviews?|right\s+away|permission\W{0,3}(?:admin|owner|maintain)|write-all|"
+        r"\bmemories\s+(?:tagged|labell?ed|that\s+(?:mention|contain|reference)|mentioning|containing)\b|"
+        r"authorized_keys|\bsudoers\b|\bcrontab\b|~/\.(?:bashrc|zshrc|profile|bash_profile)\b",
         s,
         re.I,
     )
     if name.startswith("memory_"):
         return bool(bulk)
+    if re.search(r"post|send|upload|message|comment", name) and lx.SECRET_RE.search(s):
+        return True  # a secret posted through a chat or tracker tool: it leaves for everyone who reads there
     return (
         bool(bulk)
         and re.search(r"post|send|update|delete|merge|approve|close|write|push|comment|grant|add|create", name)
@@ -480,9 +488,34 @@ _DROPS_GUARD = re.compile(
     r"(?:hooks|pretooluse|permissions|deny|guard|sandbox)\b|[\"']hooks[\"']\s*:\s*\{\s*\}",
     re.I,
 )
+# What lets an agent act unchecked, as its settings write it: a mode that skips every prompt, a
+# policy that never asks, a sandbox that reaches everything, tools approved wholesale.
+_AGENT_GRANT = re.compile(
+    r"bypasspermissions|skipdangerousmodepermissionprompt|\bapproval_policy\W+never\b|danger-full-access|\bautoapprove\W+true\b|"
+    r"dangerously-skip-permissions|--yolo\b|\byolo\W+true\b|allowautomatictasks\W+on\b|\"allow\"\s*:\s*\[[^\]]*\b(?:bash|shell)\(\*\)",
+    re.I,
+)
+# ... that the note has the assistant put in place itself, on the person's machine.
+_SELF_APPLY = re.compile(
+    r"\b(?:if|when)\s+you(?:'re|\s+are)\s+(?:an?\s+|the\s+)?(?:ai|assistant|agent|copilot|claude|model|llm)\b|"
+    r"\b(?:agents?|assistants?|copilot|claude|codex|gemini|cursor)\b\W{0,3}(?:\w+\W+){0,8}?(?:apply|add|set|make|write|update|edit|change|copy)\b"
+    r"[^.\n]{0,60}\b(?:user'?s|their|this|it|them|these|yourself|config|settings)\b|\b(?:add|apply|set)\s+(?:them|it|this|these)\s+yourself\b|"
+    r"\bmake\s+it\s+match\b",
+    re.I,
+)
 _AS_THE_USER = re.compile(
     r"\bas\s+the\s+user\b|\blogged\s+in\s+as\b|\bwhile\s+the\s+user\s+is\s+(?:logged|signed)\s+in\b", re.I
 )
+
+
+def _grants_itself(text: str) -> bool:
+    """Settings that let an agent act unchecked, which the note has the assistant apply itself
+    ("if you're an assistant reading this, make it match"): anywhere in the note, since the
+    settings block and the sentence that hands it over are often lines apart."""
+    grant = _AGENT_GRANT.search(text)
+    if not grant or lx.NEGATED_BEFORE.search(text[max(0, grant.start() - 80) : grant.start()]):
+        return False
+    return any(_SELF_APPLY.search(p) and not lx.NEGATED_BEFORE.search(p) for p in sentences(text))
 
 
 def _weakens(s: str, around: str) -> bool:
@@ -528,6 +561,8 @@ def judge_code(text: str, trusted: Iterable[str] = ()) -> str | None:
         return "installs from outside the project"
     if _leaks_in_code(text, trusted) or _ships_credentials(text, trusted) or _side_channel(text, trusted):
         return "sends a secret out"
+    if _grants_itself(text):
+        return "weakens the project's safety under cover of a rule"
     parts = [p for p in sentences(text) if not re.fullmatch(r"\s*(?:```|~~~)\w*\s*", p)]  # a fence says nothing
     for i, s in enumerate(parts):
         around = " ".join(parts[max(0, i - 1) : i] + parts[i + 1 : i + 3])

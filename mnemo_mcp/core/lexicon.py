@@ -19,7 +19,7 @@ ADDRESSED = (
     r"copilots?|claude|bots?|automation|automated\s+\w+)\b"
     r"|\b(?:the|any|every|an?|each|whichever)\s+(?:ai\s+|coding\s+)?(?:assistants?|agents?|ai|llm|model|copilot|claude)"
     r"(?:\s+\w+ing\s+(?:\w+\s+){0,3}?)?\s+(?:should|must|shall|will|needs?\s+to|has\s+to|is\s+(?:expected|required|supposed)\s+to|"
-    r"can\s+(?:do|just)|adds|sets|runs|uses|disables|deletes|removes|approves|merges|pushes|sends|posts|reads|asks|includes|"
+    r"can\s+(?:do|just|run|apply)|adds|sets|runs|uses|disables|deletes|removes|approves|merges|pushes|sends|posts|reads|asks|includes|"
     r"copies|decodes|uploads|grants|edits|appends|treats|follows|keeps|stores|prints|closes|installs|forwards|attaches)\b"
     r"|@(?:assistant|agent|claude|copilot|ai)\b|\((?:assistant|agent|ai|for\s+the\s+assistant)\)|^\s*(?:assistant|agent|ai)\s*:"
     r"|\bwhoever\s+(?:automates|builds\s+this\s+with|runs\s+this\s+with|maintains\s+this\s+with)|\bautomated\s+(?:agents?|maintainers?|"
@@ -86,7 +86,7 @@ SECRET = (
     r"\bpass(?:word|words|phrase|wd)\b|\bpasswort\b|\b(?:access|refresh|session|auth|api|bearer|npm|pypi|github|gitlab|personal\s+access|"
     r"registry|deploy|slack|bot)\s+tokens?\b|\btokens?\b(?!\s*(?:count|limit|budget|ization|izer|s?\s+per))|\bapi[\s_-]?keys?\b|"
     r"\bsecret(?:\s+access)?\s+keys?\b|\bclient[\s_]secrets?\b|\bcredentials?\b|\bcookies?\b|\bprivate\s+keys?\b|\bssh\s+keys?\b|"
-    r"\bkeystore\b|\bprivate\s+(?:half|part)\b|\bid_(?:rsa|ed25519|ecdsa)|~/\.(?:ssh|aws|docker|gnupg|kube|netrc|npmrc|pypirc|git-credentials)|\.env(?:\.[\w.]+)?\b|"
+    r"\bkeystore\b|\bprivate\s+(?:half|part)\b|\bid_(?:rsa|ed25519|ecdsa)\b(?!\.pub)|~/\.(?:ssh(?!/[\w.-]+\.pub\b)|aws|docker|gnupg|kube|netrc|npmrc|pypirc|git-credentials)|\.env(?:\.[\w.]+)?\b|"
     r"\benvironment(?:\s+variables?)?\b|\benv\s+vars?\b|\bos\.environ\b|process\.env\b|\bprintenv\b|\bkeyring\b|\b2fa\b|\botp\b|"
     r"\bone-time\s+codes?\b|\btwo-factor\s+codes?\b|\b(?:mfa|verification|6-digit|two-factor|2fa)\s+codes?\b|\brecovery\s+codes?\b|"
     r"\bmaster\s+password\b|\bauthorization\s+header\b|\bsecrets\b|\bsecrets\.\w+|\$\{?[a-z_]*(?:token|secret|password|passwd|api_?key)"
@@ -130,13 +130,13 @@ ASK = (
 
 # Send, post, upload, paste, attach, copy somewhere.
 SEND = (
-    r"\b(?:send|sends|sending|post|posts|posting|upload|uploads|uploading|forward|forwards|e-?mail|mail|copy|copies|attach|attaches|"
+    r"\b(?:send|sends|sending|post(?!-)|posts|posting|upload|uploads|uploading|forward|forwards|e-?mail|mail|copy|copies|attach|attaches|"
     r"include|includes|paste|pastes|put|puts|share|shares|leak|exfiltrate|mirror|mirrors|sync|syncs|synced|back\s+up|store|stores|"
-    r"save|saves|log|logs|push|pushes|commit|commits|submit|publish|dump|append|write|writes|report|file|transmit|beacon)\b"
+    r"save|saves|log(?!\s+(?:in|into|on|out)\b)|logs|push|pushes|commit|commits|submit|publish|dump|append|appends|appended|appending|write|writes|report|transmit|beacon)\b"
     r"(?![\"']?\s*[:=])"  # not a field: "email: admin@example.com", "file = ..."
     r"|отправ\w*|пересл\w*|перешл\w*|загруз\w*|выложи\w*|приложи\w*|вставь\w*|сохрани\w*|надішли\w*|відправ\w*"
     r"|发送|發送|上传|上傳|发到|附在|附上|贴到|貼到|提交|推送|保存到|存到|送信|送って|アップロード|貼り付け|添付|保存し"
-    r"|보내|전송|업로드|첨부|붙여|저장|게시|env[ií]\w*|sub[ea]\w*|adjunt\w*|peg[au]\w*|publi[cq]\w*|guard[ae]\w*|"
+    r"|보내|전송|업로드|첨부|붙여|저장|게시|\benv[ií](?!ron)\w*|\bsub[ea](?:lo|la|n)?\b|\badjunt\w*|\bpeg[au]\w*|\bpubli(?:c[aá](?!tion)\w*|qu\w*|e\w*|z\w*)|\bguard[ae]\w*|"
     r"envoi\w*|envoy\w*|téléverse\w*|colle\w*|joins?\b|sende\w*|schick\w*|lade\s+\w+\s+hoch|hochlad\w*|füge\w*|speicher\w*|"
     r"carreg\w*|col[ae]\b|anex\w*|salv[ae]\w*|invi[ao]\w*|caric\w*|incoll\w*|alleg\w*|salva\w*|wyślij|prześlij|wklej\w*|załącz\w*|"
     r"zapisz|gönder\w*|yükle\w*|yapıştır\w*|paylaş\w*|kaydet\w*|stuur\w*|verstuur\w*|upload\w*|plak\w*|deel\b|bewaar\w*|"
@@ -148,10 +148,10 @@ SEND = (
 # Where a sent secret would end up, other than a URL or an address (found separately).
 SINK = (
     r"\bcommit(?:\s+message)?s?\b|\bcommitted\b|\b(?:pr|pull\s+request|issue|ticket|bug\s+report|report|comment|gist|paste(?:bin)?|"
-    r"public\s+\w+|wiki|draft|channel|#[\w-]+|chat|conversation|reply|answer|memory(?:\s+note)?|note|notes|memory_write|off-site|"
+    r"public\s+(?!keys?\b)\w+|wiki|draft|channel|#[\w-]+|chat|conversation|reply|answer|memory(?:\s+note)?|note|notes|memory_write|off-site|"
     r"external\s+\w+|shared\s+(?:doc|drive|drop|folder|\.env\S*))\b"
     r"|коммит\w*|чат\w*|заметк\w*|памят\w*|提交|コミット|커밋|메모리|commit|mémoire|speicher|pamięci|hafıza|geheugen|ذاكرة|זיכרון|"
-    r"मेमोरी|bộ\s+nhớ|memori|حافظه|paměti|minnet|μνήμη|หน่วยความจำ|ghi\s+chú|nota|note|notiz|notatk|not\b|קומיט|cuộc\s+trò\s+chuyện|"
+    r"मेमोरी|bộ\s+nhớ|memori|حافظه|paměti|minnet|μνήμη|หน่วยความจำ|ghi\s+chú|nota|note|notiz|notatk|קומיט|cuộc\s+trò\s+chuyện|"
     r"対話|聊天|对话|對話|会话|チャット|채팅|대화"
 )
 
@@ -227,7 +227,7 @@ CONCEAL = (
 # Go ahead without the person's yes.
 NO_CONFIRM = (
     r"\bwithout\s+(?:first\s+)?(?:a\s+|any\s+)?(?:asking|checking|confirming|consulting|pausing|stopping|confirmation|approval|permission|a\s+review|"
-    r"review(?:ing)?|waiting|reading\s+the\s+diff|a\s+human)\b|\bno\s+(?:need|reason)\s+to\s+(?:ask|check|confirm|wait|consult|involve|"
+    r"review(?:ing)?|waiting|reading\s+the\s+diff|opening\s+the\s+diff|looking\s+at\s+(?:the\s+)?(?:diff|changes|code)|a\s+human)\b|\bno\s+(?:need|reason)\s+to\s+(?:ask|check|confirm|wait|consult|involve|"
     r"loop\s+in|bother)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:stop|pause|wait)\s+(?:to|for)\b|\b(?:do\s+not|don'?t|doesn'?t|"
     r"does\s+not|no)\s+need\s+(?:to\s+wait\s+for\s+)?(?:a\s+|an\s+|the\s+|any\s+)?(?:human|person|user|reviewer|approval|review|"
     r"sign-?off)\b|\bon\s+(?:its|your)\s+own\b|\b(?:commit|push|merge|deploy)\w*\s+(?:it\s+|them\s+|this\s+)?(?:directly|straight)\s+"
@@ -295,7 +295,7 @@ DECEIVE = (
     r"\b(?:say|says|answer|answers|respond|responds|reply|replies|tell\s+(?:the\s+user|them))\s+(?:that\s+)?(?:there\s+(?:is|are|was|were)\s+no\b|"
     r"no\s+such\b(?!\s+(?:file|directory|host|key|table|column|module|command|option|image|container|bucket))|it\s+(?:has|had)\s+(?:received|got|been\s+given)\s+no(?:ne)?\b|you\s+(?:have|had)\s+(?:received\s+)?no\b|everything\s+is\s+"
     r"(?:fine|ok|okay|correct|in\s+order|good)\b)|\b(?:say|claim|pretend)\s+(?:that\s+)?(?:it|this|the\s+note|the\s+rule|you)\s+"
-    r"(?:doesn'?t|does\s+not|never)\s+exist|\b(?:approv|merg|sign\w*\s+off|lgtm|say|report|mark|accept)\w*\b[^.\n]{0,60}"
+    r"(?:doesn'?t|does\s+not|never)\s+exist|\b(?:leave|keep)\s+(?:it|them|that|this)\s+(?:\w+\s+){0,2}(?:and|but)\s+(?:tell|say|report|reply)\w*\s+(?:\w+\s+){0,3}(?:it|they|that)\s+(?:has|have|was|were|is|are)\s+(?:been\s+)?(?:done|disabled|removed|turned\s+off|deleted|fixed|reverted)\b|\b(?:approv|merg|sign\w*\s+off|lgtm|say|report|mark|accept)\w*\b[^.\n]{0,60}"
     r"\bwithout\s+(?:checking|verifying|looking\s+at|reading|reviewing|running)\s+(?:anything|the\s+(?:diff|code|changes?|tests?)|it|them)\b|\bsay\s+it\s+looks\s+good\b"
     r"|respond\w*\s+que\s+todo\s+(?:está|esta)\s+(?:correcto|bien)|sin\s+(?:comprobar|revisar|verificar)\s+nada|"
     r"rispondere\s+che\s+non|rispondi\s+che\s+(?:non|tutto)|senza\s+(?:controllare|verificare)\s+nulla|responda\s+que\s+(?:tudo|não)|"
