@@ -44,6 +44,8 @@ OFFICIAL = frozenset(
     storage.flutter-io.cn dart.dev pub.dev deb.nodesource.com nodesource.com rpm.nodesource.com
     debian.org ubuntu.com archive.ubuntu.com security.ubuntu.com launchpad.net ppa.launchpadcontent.net
     fedoraproject.org alpinelinux.org archlinux.org kernel.org gnu.org sentry.io cli.sentry.dev
+    mcp.sentry.dev mcp.linear.app api.githubcopilot.com mcp.notion.com mcp.atlassian.com mcp.stripe.com
+    mcp.asana.com mcp.vercel.com mcp.supabase.com mcp.cloudflare.com mcp.paypal.com mcp.hubspot.com claude.ai
     deb.debian.org mozilla.org firefox.com chromium.org googlesource.com jetbrains.com
     downloads.mongodb.com mongodb.org postgresql.org apt.postgresql.org redis.io mysql.com
     elastic.co artifacts.elastic.co grafana.com apt.grafana.com prometheus.io

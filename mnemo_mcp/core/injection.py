@@ -247,7 +247,7 @@ _GIT = re.compile(
 _TRUSTED_PIPES = re.compile(
     r"https?://(?:sh\.rustup\.rs|static\.rust-lang\.org|raw\.githubusercontent\.com/(?:nvm-sh|homebrew|ohmyzsh|helm)|"
     r"get\.docker\.com|(?:rye\.)?astral\.sh|deno\.land|bun\.sh|get\.pnpm\.io|install\.python-poetry\.org|brew\.sh|ohmyz\.sh|"
-    r"get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
+    r"claude\.ai/install|sentry\.io/get-cli|get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
     r"install\.determinate\.systems|cli\.github\.com|get\.jetify\.com|mise\.run|pyenv\.run|tailscale\.com|"
     r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com|get\.scoop\.sh|pixi\.sh|"
     r"micro\.mamba\.pm|just\.systems)",
@@ -347,7 +347,11 @@ def _placeholder_tag(view: str, m: re.Match[str]) -> bool:
     return bool(view[line_start : m.start()].strip()) and f"</{tag.group(1).lower()}" not in view
 
 
-_ENGLISH = re.compile(r"\b(?:the|and|to|of|is|are|for|with|your|you|it|in|on|this|that|be|by|we|our)\b")
+_ENGLISH = re.compile(
+    r"\b(?:the|and|to|of|is|are|for|with|your|you|it|in|on|this|that|be|by|we|our|into|from|while|when|which|before|after|"
+    r"should|must|would|could|been|has|have|were|its|their|they|them|there|these|those|what|will|not|or|if|then)\b"
+)
+_NOT_ADDRESSED = re.compile(r"\b(?:not|nor|no|never)\s+$")
 
 
 def _names_assistant(view: str, trusted_hosts: tuple[str, ...]) -> str | None:
@@ -387,8 +391,12 @@ def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | N
     if m and not _NEGATED.search(view[: m.start()]):
         return "sends or shows a secret"
     for a in _ADDRESSED.finditer(view):
-        # What is asked comes with the address: in its sentence or the next, not anywhere in a long note.
-        start = max(0, a.start() - 120)
+        if _NOT_ADDRESSED.search(view[max(0, a.start() - 12) : a.start()]):
+            continue  # "not Slack, not the AI assistant, not a ticket": named as a place a secret must not go
+        # What is asked comes with the address: in its sentence or the next, not anywhere in a long
+        # note; after a label ("Claude:", "给 AI 助手："), only what follows it.
+        label = re.match(r"\s*[:：]", view[a.end() - 2 : a.end() + 2]) or re.match(r"\s*[:：]", view[a.end() :])
+        start = a.start() if label else max(0, a.start() - 120)
         window = view[start : a.end() + 300]
         for h in _HARMFUL.finditer(window):
             # "Never force-push branches you didn't create", "don't request more GPUs without

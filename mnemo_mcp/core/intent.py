@@ -36,6 +36,7 @@ _NEW_ITEM = re.compile(r"^\s*$|^\s*(?:[-*+•>|#]|\d{1,3}[.)]\s|```|~~~)|^(?: {4
 _WORDS = re.compile(r"^\s*(?:[`'\"(][.~/]?)?[^\W\d_]", re.UNICODE)  # a line that goes on in words, not `{` or `200 ->`
 _CLOSED = re.compile(r"[.!?;:。！？；：{}\[\](),\\]\s*$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_QUOTED = re.compile(r"^\s*>\s?")
 
 
 def _unwrapped(text: str) -> str:
@@ -50,19 +51,28 @@ def _unwrapped(text: str) -> str:
             fenced = not fenced
             out.append(line)
             continue
-        if (
-            out
-            and not fenced
-            and not _NEW_ITEM.match(line)
-            and len(out[-1].split()) >= 5  # a wrapped line of prose, not "POST /login" over its header
-            and not _CLOSED.search(out[-1])
-            and not _FENCE.match(out[-1])
-            and _WORDS.match(line)
-        ):
+        quoted = _QUOTED.match(line)
+        if quoted and out and not fenced and _QUOTED.match(out[-1]):
+            body = line[quoted.end() :]  # a quote's lines are one paragraph too (a review comment, an email)
+            if _continues(out[-1], body):
+                out[-1] = out[-1].rstrip() + " " + body.strip()
+                continue
+        if out and not fenced and _continues(out[-1], line):
             out[-1] = out[-1].rstrip() + " " + line.strip()
         else:
             out.append(line)
     return "\n".join(out)
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Whether `line` goes on with the sentence `previous` left open."""
+    return (
+        not _NEW_ITEM.match(line)
+        and len(previous.split()) >= 5  # a wrapped line of prose, not "POST /login" over its header
+        and not _CLOSED.search(previous)
+        and not _FENCE.match(previous)
+        and _WORDS.match(line) is not None
+    )
 
 
 def sentences(text: str) -> list[str]:
@@ -219,7 +229,12 @@ _REMOTE_EVAL = re.compile(
 )
 _DOWNLOAD_RUN = re.compile(
     _FETCH
-    + r"[^\n]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n]{0,120}(?:&&|;|\n)\s*(?:sudo\s+)?(?:chmod\s+\+?[0-7x+]+|\./|(?:ba)?sh\s+\S)",
+    + r"[^\n]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n]{0,120}(?:&&|;|\n)\s*(?:sudo\s+)?(?:chmod\s+\+?[0-7x+]+|\./|(?:ba)?sh\s+\S|"
+    # ... or installed from the file it saved: an editor extension, a system package, an installer
+    r"code\s+--install-extension|(?:dpkg|rpm)\s+-i|apt(?:-get)?\s+install\s+\.?/|installer\s+-pkg|msiexec\b|add-appxpackage\b)"
+    # ... or written where it runs or grants access later: login keys, shell start-up files, cron, sudoers, git hooks
+    r"|" + _FETCH + r"[^\n|>]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n|>]{0,80}(?:>>?|\|\s*(?:sudo\s+)?tee(?:\s+-a)?)\s*"
+    r"(?:~/\.ssh/authorized_keys|\S*/authorized_keys|~/\.(?:bashrc|zshrc|profile|bash_profile)|/etc/(?:sudoers|cron|profile)\S*|\S*\.git/hooks/)",
     re.I,
 )
 # A line that installs or points a package manager somewhere: the manager itself, or a config key
@@ -249,9 +264,10 @@ _HIDDEN_CODE = re.compile(
 
 
 def _runs_remote(text: str, trusted: Iterable[str]) -> bool:
+    text = text.replace("\\\n", " ")  # a command continued over lines ("curl ... \ | bash") is one line
     for pattern in (_PIPE, _SUBST, _DOWNLOAD_RUN):
         for m in pattern.finditer(text):
-            host = _hosts.urls(m.group(1))
+            host = _hosts.urls(next(g for g in m.groups() if g))
             if (
                 not host
                 or _hosts.outside(host[0][1], trusted)
@@ -289,7 +305,7 @@ def _installs_from_outside(text: str, trusted: Iterable[str]) -> bool:
 
 _NET_SEND = re.compile(
     r"\b(?:requests|httpx|session|client|axios|https?|got|ky|superagent|aiohttp|urllib3|pool)\.(?:post|put|patch|request)\s*\(|\burlopen\s*\(|\burllib\.request\b|"
-    r"\bfetch\s*\(|\bsendbeacon\s*\(|\bxmlhttprequest\b|\bcurl\b[^\n]*(?:\s-d\b|\s--data\S*|\s-f\b|\s--form\b|\s-t\b|--upload-file)|"
+    r"\bfetch\s*\(|\bsendbeacon\s*\(|\bxmlhttprequest\b|\bcurl\b[^\n|;&`]*(?:\s-d\b|\s--data\S*|\s-f\b|\s--form\b|\s-t\b|--upload-file)|"
     r"\|\s*(?:nc|ncat|netcat|socat)\s+\S+|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*\S+\s+\d{2,5}\b|\binvoke-restmethod\b[^\n]*-body|"
     r"\bwget\b[^\n]*--post-(?:data|file)|\bsocket\.send|\bsmtplib\b|\b(?:curl|wget)\b[^\n]*[?&][\w-]+=\$|"
     r"\b(?:scp|rsync)\b[^\n]*\s[\w.-]*@?[\w-]+(?:\.[\w-]+)+:|require\(\s*['\"]https?['\"]\s*\)\.request\s*\(|"
