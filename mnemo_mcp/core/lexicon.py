@@ -58,7 +58,8 @@ ASSISTANT = (
     r"\b(?:ai|ia|ki|ии|llm|copilot|claude|gemini|codex)\b|assist|асист|ассист|asisten|asystent|asistan|avustaj|asszisztens|"
     r"segéd|助手|助理|アシスタント|어시스턴트|सहायक|সহকারী|உதவியாளர|సహాయకుడ|ಸಹಾಯಕ|सहाय्यक|مساعد|دستیار|عوزر|עוזר|βοηθ|"
     r"ผู้ช่วย|trợ\s*lý|помощник|помічник|msaidizi|katulong|pembantu|օգնական|ასისტენტ|туслах|ёрдамчи|көмекші|köməkçi|"
-    r"aðstoð|cynorthwy|laguntzaile"
+    r"aðstoð|cynorthwy|laguntzaile|жардамчы|ярдәмче|ёрдамчӣ|памочнік|adiut|ረዳት|ជំនួយការ|ຜູ້ຊ່ວຍ|လက်ထောက်|සහායක|സഹായി|ਸਹਾਇਕ|"
+    r"સહાયક|مرستیال|alîkar|cúntóir|asistanto|kaiāwhina|fesoasoani|yanapaq|mataimaki|umsizi|caawi|olùrànlọ́wọ́|oluranlowo"
 )
 
 # A negation, in the languages above and the ones ASSISTANT adds (whole words; for Chinese,
@@ -68,7 +69,8 @@ NEGATION = (
     r"nicht|niemals|kein\w*|niet|nooit|geen|inte|aldrig|ikke|aldri|ej|ekki|aldrei|älä|ei|koskaan|älkää|ära|kunagi|soha|nem|nekad|niekada|"
     r"nu|niciodată|non|mai|nunca|não|nao|cap|pas|jamais|asla|hiçbir|heç|hech|μην|δεν|ποτέ|لا|لن|أبدا|אל|לא|هرگز|نه|نہ|مت|کبھی|मत|न|नहीं|कभी|नको|"
     r"না|কখনো|வேண்டாம்|ஒருபோதும்|వద్దు|ఎప్పుడూ|không|đừng|chớ|cấm|jangan|tidak|tak|bukan|huwag|hindi|kamwe|usi\w*|ห้าม|อย่า|ไม่|"
-    r"არ|ნუ|არასოდეს|մի|երբեք|емес|ешқашан|бүү|битгий|peidiwch|byth|dim|ez|inoiz|mos|kurrë)(?!\w)"
+    r"არ|ნუ|არასოდეს|մի|երբեք|емес|ешқашан|бүү|битгий|peidiwch|byth|dim|ez|inoiz|mos|kurrë|ná|níor|ní|nunquam|numquam|noli|"
+    r"moenie|kada|එපා|അരുത്|ഇല്ല|ਨਾ|ਨਹੀਂ|ના|નહીં|مه)(?!\w)"
     r"|不|别|勿|禁止|切勿|绝不|絶対|しない|しないで|ないで|마세요|않|금지|절대"
 )
 
