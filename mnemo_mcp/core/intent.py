@@ -153,6 +153,23 @@ def _sends_secret(s: str, trusted: Iterable[str]) -> bool:
     return False
 
 
+# The project's data as a note would ship it: a database dump or snapshot, a backup, logs, an export.
+_DATA = re.compile(
+    r"\b(?:dump|snapshot|backup|\.rdb|\.sql(?:\.gz)?|pg_dump|mysqldump|heap\s*dump|core\s*dump|database|db\s+export|export|"
+    r"pii|customer\s+data|user\s+data|\.har|logs?)\b",
+    re.I,
+)
+_SHIP = re.compile(r"\b(?:upload|send|post|ship|push|copy|sync|forward|pipe|mirror)\w*\b", re.I)
+
+
+def _sends_data(s: str, trusted: Iterable[str]) -> bool:
+    """Ship the project's data (a dump, a backup, its logs) to a host outside the project."""
+    ship = _SHIP.search(s)
+    if not ship or negated(s, ship.start()) or not _DATA.search(s):
+        return False
+    return any(not _AUTH_PATH.search(u) for u, _ in _outside_urls(s[ship.start() :], trusted))
+
+
 # What comes before a verb said as an order: nothing much, or "..., and" / "then" / a colon.
 _IMPERATIVE = re.compile(r"(?:^[\s*>-]*|(?:,|;|:)\s+(?:and\s+|then\s+)?|\b(?:and|then)\s+)$")
 _PUBLISH = re.compile(r"post|paste|share|upload|publish|put|send|attach|include", re.I)
@@ -196,6 +213,7 @@ _PROSE = (
     ("asks the person for a secret", lambda s, w, t: _asks_for_secret(s, w)),
     ("uses the person's secrets without asking", lambda s, w, t: _uses_secret_unasked(s)),
     ("sends a secret out", lambda s, w, t: _sends_secret(s, t)),
+    ("sends the project's data out", lambda s, w, t: _sends_data(s, t)),
 )
 
 
