@@ -251,7 +251,9 @@ _DOWNLOAD_RUN = re.compile(
     # ... or installed from the file it saved: an editor extension, a system package, an installer
     r"code\s+--install-extension|(?:dpkg|rpm)\s+-i|apt(?:-get)?\s+install\s+\.?/|installer\s+-pkg|msiexec\b|add-appxpackage\b)"
     # ... or written where it runs or grants access later: login keys, shell start-up files, cron, sudoers, git hooks
-    r"|" + _FETCH + r"[^\n|>]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n|>]{0,80}(?:>>?|\|\s*(?:sudo\s+)?tee(?:\s+-a)?)\s*"
+    r"|"
+    + _FETCH
+    + r"[^\n|>]{0,200}?((?:https?|ftp)://[^\s'\"`)]+)[^\n|>]{0,80}(?:>>?|\|\s*(?:sudo\s+)?tee(?:\s+-a)?)\s*"
     r"(?:~/\.ssh/authorized_keys|\S*/authorized_keys|~/\.(?:bashrc|zshrc|profile|bash_profile)|/etc/(?:sudoers|cron|profile)\S*|\S*\.git/hooks/)",
     re.I,
 )
@@ -437,7 +439,8 @@ def _side_channel(text: str, trusted: Iterable[str]) -> bool:
         if not sends:
             continue
         dest = [u for u, h in _hosts.urls(block) if _hosts.outside(h, trusted) and not _AUTH_PATH.search(u)]
-        dest += [m.group(0) for m in _HOSTPORT.finditer(block) if _hosts.kind(_hosts.host_of(m.group(0)), trusted) == "address"]
+        ports = (m.group(0) for m in _HOSTPORT.finditer(block))
+        dest += [p for p in ports if _hosts.kind(_hosts.host_of(p), trusted) == "address"]
         if not dest:
             continue
         held = _HELD_SECRET.search(_HEADERS.sub(" ", block))
