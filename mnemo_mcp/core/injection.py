@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from . import hosts, intent
+from . import commands, hosts, intent
 from . import lexicon as lx
 from .disguise import INVISIBLE, findings, leet, views
 
@@ -427,7 +427,11 @@ def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
     for view in seen:
         view = _unquote_mentions(view)
         code = view == seen[0] or view != garbled
-        reason = _legacy(view, trusted, trusted_hosts) or intent.judge(view, trusted_hosts, code=code)
+        reason = (
+            _legacy(view, trusted, trusted_hosts)
+            or intent.judge_prose(view, trusted_hosts)
+            or (commands.judge_code(view, trusted_hosts) if code else None)
+        )
         if not reason and code:  # not in a view that read digits as letters ("14:" as "ia:")
             reason = _names_assistant(view, trusted_hosts)
         if reason:
