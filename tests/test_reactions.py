@@ -212,3 +212,24 @@ def test_what_persists_said_with_its_own_verb_or_status_is_failed(text):
 @pytest.mark.parametrize("text", ["it still does the job", "the advice still applies", "still sounds good to me"])
 def test_what_still_holds_is_no_failure(text):
     assert classify(text).label != FAILED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cool. can you also make validateFile reject anything over 25 MB, with a test",
+        "ok, now do the same for the orders table",
+        "cool, makes sense",
+        "nice, next: the export button",
+    ],
+)
+def test_a_bare_acknowledgement_that_moves_on_to_something_else_is_no_verdict(text):
+    assert classify(text).label == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [("ok, now it works", "worked"), ("ok, now the tests fail again", "failed"), ("nice. can you push it", "worked")],
+)
+def test_an_acknowledgement_followed_by_a_verdict_keeps_it(text, label):
+    assert classify(text).label == label

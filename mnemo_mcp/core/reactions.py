@@ -250,6 +250,16 @@ NOT_TRIED = _rx(
 )
 
 NO_THANKS = _rx(r"^(?:no|nah|nope)[,.!]?\s*(?:thanks|thank\s+you|thx)\W*$")
+# A bare "ok" / "cool" / "nice" that only acknowledges, then moves on to something else ("cool. can
+# you also make it reject files over 25 MB", "ok, now do the same for orders", "cool, makes
+# sense"): no verdict on the work, unless what follows gives one ("ok, now it works").
+WEAK_ACK = _rx(
+    r"^\W*(?:ok(?:ay)?|cool|nice|sure|alright|got\s+it|neat)\b(?:[\s,.!]+(?:cool|ok))?[\s,.!:;-]+(?P<rest>.+)$"
+)
+MOVES_ON = _rx(
+    r"^(?:(?:can|could|would)\s+you\s+(?:also|now|next)\b|(?:now|next|also|then)\b|(?:please\s+)?(?:also\s+)?do\s+the\s+same\b|"
+    r"makes\s+sense\b)"
+)
 STILL_FAILING = _rx(
     rf"\b{STILL}\b(?:\s+\w+){{0,3}}?\s+(?:{NEG}|fail\w*|broken|wrong|the\s+same|crash\w*|throw\w*|return\w*|complain\w*|\d{{3}}\w*)"
 )
@@ -323,6 +333,9 @@ def classify(text: str) -> Reaction:
     if NO_THANKS.search(t):
         return Reaction(UNKNOWN)
     if REPORTED.search(t):
+        return Reaction(UNKNOWN)
+    ack = WEAK_ACK.match(t)
+    if ack and MOVES_ON.match(ack.group("rest").strip()) and classify(ack.group("rest")).label == UNKNOWN:
         return Reaction(UNKNOWN)
     first_clause = _CLAUSE.split(t, maxsplit=1)[0].strip()
     # A message that opens with a question or an instruction is about something else ("fix the
