@@ -262,6 +262,20 @@ def leet(view: str) -> str:
     return view.translate(_LEET).lower()
 
 
+# Shell variables set to short pieces and used together ("a=cu; b=rl; $a$b -s ..."): a command
+# spelled so that no word of it appears whole.
+_SHORT_VAR = re.compile(r"(?:^|[\s;])([A-Za-z_]\w{0,11})=([\w.:/-]{1,12})(?=[\s;]|$)", re.M)
+
+
+def _expanded_vars(text: str) -> str:
+    """The text with its short shell variables put in where they are used, when two or more
+    are used back to back (`$c$d`, `${a}${b}`): what the shell will run."""
+    values = dict(_SHORT_VAR.findall(text))
+    if len(values) < 2 or not re.search(r"\$\{?\w+\}?\$\{?\w+", text):
+        return text
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
 def views(text: str) -> list[str]:
     """The text as an attacker may have disguised it, undone several ways, lowercased."""
     base = base_view(text)
@@ -296,6 +310,8 @@ def views(text: str) -> list[str]:
     out += _fragments(base)
     if (joined_literals := _joined_literals(base)) != base:
         out.append(joined_literals)
+    if (expanded := _expanded_vars(base)) != base:
+        out.append(expanded)
     if re.search(
         r"\b(?:backwards|reversed?|in\s+reverse|reverse\(\)|strrev)\b|\[::-1\]", base, re.I
     ) or _OVERRIDES.search(text):

@@ -279,7 +279,13 @@ _TOOL_CALL = re.compile(r"\bmemory_\w+|\bmcp__\w+", re.I)
 
 
 def _unquote_mentions(view: str) -> str:
-    """Drop the quoted spans of a sentence that mentions quoted text as an example."""
+    """Drop the quoted spans of a sentence that mentions quoted text as an example. Not in fenced
+    code, where `URL(string: "https://...")` is a call's argument, not an example."""
+    pieces = re.split(r"(^\s*(?:```|~~~).*?(?:^\s*(?:```|~~~)[^\n]*$|\Z))", view, flags=re.M | re.S)
+    return "".join(p if i % 2 else _unquote_prose(p) for i, p in enumerate(pieces))
+
+
+def _unquote_prose(view: str) -> str:
     parts = re.split(r"((?<=[.!?])\s+)", view)  # the separators kept: lines stay lines
     return "".join(
         re.sub(r"['\"“‘`][^'\"”’`\n]{3,120}['\"”’`]", " ", p)
