@@ -171,6 +171,9 @@ CONCEAL = (
     r"stealthily)\s+(?:\w+\s+)?(?:add|append|run|install|change|edit|send|upload|remove|delete|disable|set|push|merge|copy|post|forward|"
     r"grant|modify|write|replace|rewrite|include|commit|apply)\b|\bdo\s+(?:it|this|that)\s+(?:quietly|silently|secretly|in\s+the\s+background)"
     r"|\bkeep\s+(?:this|it)\s+(?:between\s+us|secret|hidden|confidential|to\s+yourself)|\bhide\s+(?:it|this|that|them|the\s+\w+)\s+from\b"
+    # "no need to open a PR or tell the user which file changed": the telling left out of a list
+    r"|\b(?:no\s+need\s+to|don'?t|do\s+not|never|without)\s+(?:\w+\s+){1,5}?or\s+(?:tell|telling|inform|informing|notify|notifying|"
+    r"mention|mentioning)\s+(?:the\s+user|users|them|anyone|the\s+team|reviewers)\b"
     r"|\bno\s+need\s+to\s+(?:point\s+(?:it|this|that|them)\s+out|flag\s+it|call\s+it\s+out)|\b(?:doesn'?t|does\s+not|don'?t|do\s+not|"
     r"won'?t|will\s+not|never)\s+(?:bring|brings)\s+(?:\w+\s+){0,3}up\s+(?:in|to|with)\b|\b(?:the\s+user|they|the\s+requester|"
     r"the\s+developer)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not|won'?t)\s+(?:need|have)\s+to\s+(?:see|hear\s+about|be\s+told)"
