@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from . import hosts as _hosts
 from . import lexicon as lx
-from .intent import AUTH_PATH, HOSTPORT, negated, sentences
+from .intent import AUTH_PATH, HOSTPORT, destinations, negated, sentences
 
 _INTERPRETER = (
     r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+\s+)?(?:ba|z|da|k|fi)?sh\b|python[\d.]*\b|node\b|perl\b|ruby\b|php\b|iex\b|"
@@ -174,19 +174,24 @@ _CARRIES_OUT = re.compile(
 )
 
 
+def _blocks(text: str) -> list[str]:
+    """A note's paragraphs (code blocks among them), a command continued over lines as one line."""
+    return re.split(r"\n\s*\n(?=\S)", text.replace("\\\n", " "))
+
+
 def _ships_credentials(text: str, trusted: Iterable[str]) -> bool:
     """A note that reads a credential store (or a command that prints a token) and sends something
     to a host outside the project, in the same block: "upload your ~/.netrc to https://...",
     a hook that base64s ~/.git-credentials into a curl's query, a `make doctor` that appends
     `gh auth token` to a file it then posts."""
-    for block in re.split(r"\n\s*\n(?=\S)", text.replace("\\\n", " ")):
+    for block in _blocks(text):
         store = _CREDENTIAL_STORE.search(block)
         if not store or not _CARRIES_OUT.search(block):
             continue
         line = block[block.rfind("\n", 0, store.start()) + 1 : store.end()]
         if lx.NEGATED_BEFORE.search(line) or re.search(r"\b(?:never|don'?t|do\s+not|must\s+not)\b", line, re.I):
             continue  # "never upload ~/.aws/credentials anywhere"
-        if [u for u, h in _hosts.urls(block) if _hosts.outside(h, trusted) and not AUTH_PATH.search(u)]:
+        if destinations(block, trusted):
             return True
     return False
 
@@ -215,11 +220,10 @@ def _side_channel(text: str, trusted: Iterable[str]) -> bool:
     (not its auth endpoint): a request filter that also posts the Authorization header to an
     "audit" host, a session hook whose body carries the keychain token, a deploy task that
     uploads `.env`. A credential the call sets for the API it calls (its headers) does not count."""
-    for block in re.split(r"\n\s*\n(?=\S)", text.replace("\\\n", " ")):
-        sends = _SIDE_SEND.search(block)
-        if not sends:
+    for block in _blocks(text):
+        if not _SIDE_SEND.search(block):
             continue
-        dest = [u for u, h in _hosts.urls(block) if _hosts.outside(h, trusted) and not AUTH_PATH.search(u)]
+        dest = destinations(block, trusted)
         ports = (m.group(0) for m in HOSTPORT.finditer(block))
         dest += [p for p in ports if _hosts.kind(_hosts.host_of(p), trusted) == "address"]
         if not dest:

@@ -92,8 +92,10 @@ AUTH_PATH = re.compile(
 )
 
 
-def _outside_urls(text: str, trusted: Iterable[str]) -> list[tuple[str, str]]:
-    return [(u, h) for u, h in _hosts.urls(text) if _hosts.outside(h, trusted)]
+def destinations(text: str, trusted: Iterable[str]) -> list[str]:
+    """The URLs in `text` that lead out of the project: a host outside it, and not a service's own
+    sign-in endpoint (where a credential belongs)."""
+    return [u for u, h in _hosts.urls(text) if _hosts.outside(h, trusted) and not AUTH_PATH.search(u)]
 
 
 # --- prose: what the note asks of the assistant -------------------------------------------------
@@ -147,7 +149,7 @@ def _sends_secret(s: str, trusted: Iterable[str]) -> bool:
         tail = s[min(send.start(), secret.start()) :]
         # Where it goes: a host outside (not the service's own sign-in, where a secret belongs),
         # an address, a host:port that is not this machine or the team's network.
-        away = [u for u, _ in _outside_urls(tail, trusted) if not AUTH_PATH.search(u)]
+        away = destinations(tail, trusted)
         hostports = [m for m in HOSTPORT.finditer(tail) if _hosts.outside(_hosts.host_of(m.group(0)), trusted)]
         if away or _EMAIL.search(tail) or hostports:
             return True
@@ -172,7 +174,7 @@ def _sends_data(s: str, trusted: Iterable[str]) -> bool:
     ship = _SHIP.search(s)
     if not ship or negated(s, ship.start()) or not _DATA.search(s):
         return False
-    return any(not AUTH_PATH.search(u) for u, _ in _outside_urls(s[ship.start() :], trusted))
+    return bool(destinations(s[ship.start() :], trusted))
 
 
 # What comes before a verb said as an order: nothing much, or "..., and" / "then" / a colon.
