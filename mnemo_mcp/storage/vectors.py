@@ -19,7 +19,9 @@ The file may change under it (other processes, other connections of this one). T
 `memory_vector_log` (see `Store.bind_model`); each read, inside its snapshot, applies the entries
 it has not seen. Entries it missed (the log keeps the last LOG_KEPT) mean a full reload, which
 reads sqlite-vec's chunk blobs directly (0.6 s at 100k). One index serves every Store of a
-process on the same file: the hook host's services and the MCP tools share it.
+process on the same file: the hook host's services and the MCP tools share it. The processes of
+one machine share its arrays too: a full load is written to a snapshot beside the database that
+the others map copy-on-write and bring up to date from the change log (vecshare.py).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import apsw
+
+from . import vecshare
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,13 +95,22 @@ def vec0_distances(matrix: np.ndarray, sq_norms: np.ndarray, query: np.ndarray) 
     return d.astype(np.float32)
 
 
-class VectorIndex:
-    """The vectors of one database file, by rowid, with each memory's filters (see module doc)."""
+class _NoRoom(Exception):
+    """A new memory does not fit in the rows of a mapped snapshot: load again."""
 
-    def __init__(self, dim: int):
+
+class VectorIndex:
+    """The vectors of one database file, by rowid, with each memory's filters (see module doc).
+    `share` (folder, key): load from and write to the snapshots other processes map (vecshare)."""
+
+    def __init__(self, dim: int, share: tuple[str, str] | None = None):
         import numpy as np
 
         self.dim = dim
+        self.share = share
+        self.mapped = False  # the matrix is a snapshot's pages, shared until written
+        self._snapshot: dict[str, Any] | None = None  # the mapped snapshot's header
+        self.snapshot_loads = 0
         self.lock = threading.RLock()
         self.seq = -1  # last change-log entry applied; -1: never loaded
         self.n = 0
@@ -136,10 +149,22 @@ class VectorIndex:
         if len(changed) > RELOAD_ABOVE:
             self._reload(conn, hi)
             return
-        self._apply(conn, changed)
+        try:
+            self._apply(conn, changed)
+        except _NoRoom:  # the snapshot's spare rows are used up: load again, with room
+            self._reload(conn, hi)
+            return
         self.seq = hi
 
     def _reload(self, conn: apsw.Connection, seq: int) -> None:
+        if self.share is not None and self._from_snapshot(conn, seq):
+            return
+        self._build(conn, seq)
+        if self.share is not None and self.n >= vecshare.SHARE_FROM:
+            self._to_snapshot(seq)
+
+    def _build(self, conn: apsw.Connection, seq: int) -> None:
+        """Load every vector from the database (sqlite-vec's chunks, read directly)."""
         import numpy as np
 
         # Read through the (domain, archived) index, which holds the rowid too: the table itself
@@ -162,9 +187,66 @@ class VectorIndex:
         self.sq_norms = _sums_of_squares(self.matrix)
         self.inv_norm = _inverse(self.sq_norms)
         self._masks.clear()
+        self.mapped, self._snapshot = False, None
         self.seq = seq
         self.reloads += 1
         log.debug("vector index: loaded %d memories (%d with vectors)", n, int(self.has_vector.sum()))
+
+    # --- shared with the other processes (vecshare) ----------------------------------------
+
+    def _from_snapshot(self, conn: apsw.Connection, hi: int) -> bool:
+        """Map the newest snapshot taken at or before change `hi` and apply the changes since,
+        when the change log still holds all of them and they are few. False: load from the file."""
+        folder, key = self.share  # type: ignore[misc]
+        found = vecshare.newest(folder, key, hi)
+        if found is None:
+            return False
+        at, path = found
+        if at != hi:
+            lo = conn.execute("SELECT min(seq) FROM memory_vector_log").fetchone()[0]
+            if lo is None or at + 1 < lo:
+                return False  # entries since the snapshot were dropped from the log
+        changed = sorted({r for (r,) in conn.execute("SELECT vrowid FROM memory_vector_log WHERE seq > ?", (at,))})
+        if len(changed) > RELOAD_ABOVE:
+            return False
+        got = vecshare.read(path, mapped=("matrix",))
+        if got is None:
+            return False
+        header, arrays = got
+        if header.get("dim") != self.dim or set(arrays) != set(self._ARRAYS):
+            return False
+        for name in self._ARRAYS:
+            setattr(self, name, arrays[name])
+        self.n = int(header["n"])
+        self.domain_codes = {str(k): int(v) for k, v in header["domains"].items()}
+        self._masks.clear()
+        self.mapped, self._snapshot = True, header | {"rowids": self.rowids[: self.n].copy()}
+        try:
+            self._apply(conn, changed)
+        except _NoRoom:
+            return False
+        self.seq = hi
+        self.reloads += 1
+        self.snapshot_loads += 1
+        return True
+
+    def _to_snapshot(self, seq: int) -> None:
+        """Write what was just loaded as the snapshot at `seq`, then use its pages instead."""
+        import numpy as np
+
+        folder, key = self.share  # type: ignore[misc]
+        rows = vecshare.capacity_for(self.n)
+        arrays = {name: getattr(self, name)[: self.n] for name in self._ARRAYS}
+        spare = np.full(rows - self.n, np.iinfo(np.int64).max, dtype=np.int64)  # unused slots sort last
+        arrays["rowids"] = np.concatenate([arrays["rowids"], spare])
+        extra = {"n": self.n, "dim": self.dim, "domains": self.domain_codes}
+        path = vecshare.write(folder, key, seq, arrays, extra, rows=rows)
+        got = vecshare.read(path, mapped=("matrix",)) if path else None
+        if got is None:
+            return
+        for name in self._ARRAYS:
+            setattr(self, name, got[1][name])
+        self.mapped, self._snapshot = True, got[0] | {"rowids": self.rowids[: self.n].copy()}
 
     def _fill(self, blocks: Iterable[tuple[np.ndarray, np.ndarray] | None]) -> bool:
         """Copy (rowids, vectors) blocks into the matrix one at a time (at 100k the blobs weigh
@@ -198,11 +280,13 @@ class VectorIndex:
                 (_json_ints(changed),),
             )
         }
+        touched: list[int] = []
         for rowid in changed:
             slot = self._slot(rowid)
             if rowid not in current:
                 if slot is not None:
                     self.live[slot] = False
+                    touched.append(slot)
                 continue
             archived, domain = current[rowid]
             row = conn.execute("SELECT embedding FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone()
@@ -216,7 +300,26 @@ class VectorIndex:
             self.matrix[slot] = vec if vec is not None else 0.0
             self.sq_norms[slot] = np.add.accumulate(self.matrix[slot] * self.matrix[slot], dtype=np.float32)[-1]
             self.inv_norm[slot] = _inverse(self.sq_norms[slot : slot + 1])[0]
+            touched.append(slot)
         self._masks.clear()
+        if self.mapped and self._snapshot is not None:
+            self._write_through(touched)
+
+    def _write_through(self, slots: list[int]) -> None:
+        """Rows changed since the snapshot, written into its file where the snapshot holds that
+        memory (found by rowid in the snapshot's own order: this process's slots may have moved):
+        zeros for a memory deleted, the new vector for one changed (see vecshare.overwrite_rows)."""
+        import numpy as np
+
+        taken = self._snapshot["rowids"]  # type: ignore[index]
+        zero = bytes(4 * self.dim)
+        rows: dict[int, bytes] = {}
+        for slot in slots:
+            at = int(np.searchsorted(taken, self.rowids[slot]))
+            if at < len(taken) and taken[at] == self.rowids[slot]:
+                rows[at] = self.matrix[slot].tobytes() if self.live[slot] and self.has_vector[slot] else zero
+        if rows:
+            vecshare.overwrite_rows(self._snapshot, "matrix", rows)  # type: ignore[arg-type]
 
     def _slot(self, rowid: int) -> int | None:
         import numpy as np
@@ -230,6 +333,8 @@ class VectorIndex:
         import numpy as np
 
         if self.n == len(self.rowids):
+            if self.mapped:  # growing would copy the shared matrix into this process
+                raise _NoRoom
             self._grow(max(16, self.n // 2))
         at = int(np.searchsorted(self.rowids[: self.n], rowid))
         if at < self.n:  # rare: shift the tail by one
@@ -419,7 +524,9 @@ def shared_index(path: str, identity: tuple[int, int] | None, dim: int) -> Vecto
         index = _INDEXES.get(key)
         if index is None:
             single_threaded_blas()
-            index = _INDEXES[key] = VectorIndex(dim)
+            snapshot_key = vecshare.key_of(identity, dim)
+            share = (vecshare.folder_of(path), snapshot_key) if snapshot_key and path != ":memory:" else None
+            index = _INDEXES[key] = VectorIndex(dim, share)
         return index
 
 

@@ -1,0 +1,216 @@
+"""The vector index's snapshot, shared by the processes of one machine (storage/vecshare.py): a
+process that loads later maps the snapshot instead of copying every vector, applies what changed
+since, and reads exactly what sqlite-vec's scan gives; a snapshot it may not use is never used."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemo_mcp.config import Settings
+from mnemo_mcp.embedding import HashEmbedder
+from mnemo_mcp.service import MemoryService
+from mnemo_mcp.storage import vecshare, vectors
+
+WORDS = "deploy build cache retry webhook queue postgres redis timeout token docker test flaky index".split()
+
+
+@pytest.fixture(autouse=True)
+def share_small_stores(monkeypatch):
+    monkeypatch.setattr(vecshare, "SHARE_FROM", 0)
+    monkeypatch.setattr(vecshare, "MIN_ROOM", 8)
+
+
+def _service(db: Path) -> MemoryService:
+    s = Settings(db=db, project="proj", auto_consolidate=False, auto_backup=False)
+    return MemoryService(s, HashEmbedder())
+
+
+def _texts(rng: random.Random, n: int) -> list[str]:
+    return [" ".join(rng.sample(WORDS, rng.randint(3, 7))) + f" note {i}" for i in range(n)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    db = tmp_path / "memory.db"
+    svc = _service(db)
+    rng = random.Random(1)
+    ids = [r.id for r in svc.write_many([{"content": t, "allow_duplicate": True} for t in _texts(rng, 300)])]
+    for mid in ids[::7]:
+        svc.archive(mid)
+    svc.close()
+    return db
+
+
+def _fresh_index(svc: MemoryService) -> vectors.VectorIndex:
+    """The index a new process would have: none of this process's is reused."""
+    vectors._INDEXES.clear()
+    svc.store._index, svc.store._index_checked = None, False
+    with svc.store.db.read():
+        index = svc.store.vector_index()
+    assert index is not None
+    return index
+
+
+def _exact(svc: MemoryService, index: vectors.VectorIndex, seed: int) -> None:
+    """The index's nearest memories are sqlite-vec's, bit for bit, with and without archived ones."""
+    rng = np.random.default_rng(seed)
+    with svc.store.db.read():
+        index = svc.store.vector_index()
+        for i in range(15):
+            q = rng.normal(size=64).astype(np.float32)
+            live_only = i % 2 == 0
+            sql = svc.store.scan_knn(q, 25, live_only=live_only)
+            assert index.knn(q, 25, index.allowed(None, not live_only)) == [(r, 1.0 - d) for r, d in sql]
+
+
+def _snapshots(db: Path) -> list[str]:
+    folder = vecshare.folder_of(str(db))
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def test_a_later_process_maps_the_snapshot_and_applies_what_changed_since(store: Path) -> None:
+    first = _service(store)
+    try:
+        loader = _fresh_index(first)
+        assert loader.snapshot_loads == 0 and loader.mapped  # it loaded from the file, then shared
+        assert len(_snapshots(store)) == 1
+        written = first.write_many([{"content": t, "allow_duplicate": True} for t in _texts(random.Random(2), 5)])
+        first.delete(written[0].id)
+        first.archive(written[1].id)
+        later = _fresh_index(first)
+        assert later is not loader
+        assert later.snapshot_loads == 1 and later.mapped
+        assert isinstance(later.matrix, np.memmap)
+        _exact(first, later, seed=3)
+    finally:
+        first.close()
+
+
+def test_memories_past_the_spare_rows_load_again_into_a_new_snapshot(store: Path) -> None:
+    svc = _service(store)
+    try:
+        index = _fresh_index(svc)
+        before = _snapshots(store)
+        room = len(index.rowids) - index.n
+        svc.write_many([{"content": t, "allow_duplicate": True} for t in _texts(random.Random(4), room + 3)])
+        _exact(svc, index, seed=5)
+        after = _snapshots(store)
+        assert len(after) == 1 and after != before  # the new snapshot replaced the old
+        assert index.mapped and len(index.rowids) - index.n >= vecshare.MIN_ROOM
+    finally:
+        svc.close()
+
+
+def test_a_restored_file_at_the_same_path_does_not_use_the_old_files_snapshot(store: Path, tmp_path: Path) -> None:
+    svc = _service(store)
+    try:
+        _fresh_index(svc)
+    finally:
+        svc.close()
+    other = tmp_path / "other.db"
+    svc = _service(other)
+    svc.write_many([{"content": t, "allow_duplicate": True} for t in _texts(random.Random(6), 40)])
+    svc.close()
+    os.replace(other, store)  # another file (another inode) where the first was
+    for side in ("-wal", "-shm"):
+        if Path(f"{other}{side}").exists():
+            os.replace(f"{other}{side}", f"{store}{side}")
+    svc = _service(store)
+    try:
+        index = _fresh_index(svc)
+        assert index.snapshot_loads == 0
+        _exact(svc, index, seed=7)
+    finally:
+        svc.close()
+
+
+def test_a_damaged_snapshot_is_passed_over(store: Path) -> None:
+    svc = _service(store)
+    try:
+        _fresh_index(svc)
+        (name,) = _snapshots(store)
+        path = os.path.join(vecshare.folder_of(str(store)), name)
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) // 2)
+        index = _fresh_index(svc)
+        assert index.snapshot_loads == 0
+        _exact(svc, index, seed=8)
+    finally:
+        svc.close()
+
+
+def test_without_a_writable_folder_nothing_is_shared_and_reads_stay_exact(store: Path) -> None:
+    Path(vecshare.folder_of(str(store))).write_text("not a folder")
+    svc = _service(store)
+    try:
+        index = _fresh_index(svc)
+        assert not index.mapped
+        svc.write_many([{"content": t, "allow_duplicate": True} for t in _texts(random.Random(9), 30)])
+        _exact(svc, index, seed=10)
+    finally:
+        svc.close()
+
+
+def test_small_stores_write_no_snapshot(store: Path, monkeypatch) -> None:
+    monkeypatch.setattr(vecshare, "SHARE_FROM", 10_000)
+    svc = _service(store)
+    try:
+        index = _fresh_index(svc)
+        assert not index.mapped and _snapshots(store) == []
+    finally:
+        svc.close()
+
+
+def test_a_new_snapshot_removes_the_ones_nobody_will_load(store: Path) -> None:
+    folder = Path(vecshare.folder_of(str(store)))
+    folder.mkdir()
+    replaced = folder / "1-2-64-000000000000007.vec"  # of a file this one replaced (another inode)
+    dead_writer = folder / f"1-2-64-000000000000009.vec.{2**22 + 12345}.tmp"
+    kept = folder / "notes.txt"  # not a snapshot: left alone
+    for path in (replaced, dead_writer, kept):
+        path.write_bytes(b"x")
+    svc = _service(store)
+    try:
+        _fresh_index(svc)
+        assert sorted(p.name for p in folder.iterdir() if p.suffix != ".vec") == ["notes.txt"]
+        assert not replaced.exists() and len(_snapshots(store)) == 2  # its own snapshot and notes.txt
+    finally:
+        svc.close()
+
+
+def test_no_snapshot_takes_the_last_of_the_disk(store: Path, monkeypatch) -> None:
+    monkeypatch.setattr(vecshare, "KEEP_FREE", 2**62)  # as if the disk were nearly full
+    svc = _service(store)
+    try:
+        index = _fresh_index(svc)
+        assert not index.mapped and _snapshots(store) == []
+        _exact(svc, index, seed=11)
+    finally:
+        svc.close()
+
+
+def test_a_deleted_memory_leaves_no_copy_of_its_vector_in_the_snapshot(store: Path) -> None:
+    svc = _service(store)
+    try:
+        index = _fresh_index(svc)
+        (name,) = _snapshots(store)
+        path = os.path.join(vecshare.folder_of(str(store)), name)
+        victim = svc.read("deploy cache retry", top_k=1, record=False).items[0]
+        with svc.store.db.read():
+            rowid = svc.store.conn.execute("SELECT rowid FROM memories WHERE id = ?", (victim.id,)).fetchone()[0]
+            vector = svc.store.conn.execute(
+                "SELECT embedding FROM memory_vectors WHERE rowid = ?", (rowid,)
+            ).fetchone()[0]
+        assert vector in Path(path).read_bytes()
+        svc.delete(victim.id)
+        _exact(svc, index, seed=12)  # the index applies the delete, and writes it through
+        assert vector not in Path(path).read_bytes()
+        assert _fresh_index(svc).snapshot_loads == 1  # the file is still the one a later process maps
+        _exact(svc, svc.store._index, seed=13)
+    finally:
+        svc.close()
