@@ -184,14 +184,10 @@ def overwrite_rows(header: dict[str, Any], name: str, rows: dict[int, bytes]) ->
     _dtype, offset, shape = header["arrays"][name]
     width = len(next(iter(rows.values()))) if rows else 0
     try:
-        fd = os.open(header["path"], os.O_WRONLY)
-    except OSError:
-        return  # replaced by a newer snapshot meanwhile, and removed: nothing of it remains
-    try:
-        for row, data in rows.items():
-            if 0 <= row < shape[0]:
-                os.pwrite(fd, data, header["start"] + offset + row * width)
-    except OSError as err:
+        with open(header["path"], "r+b") as f:  # not os.pwrite: Windows has none
+            for row, data in rows.items():
+                if 0 <= row < shape[0]:
+                    f.seek(header["start"] + offset + row * width)
+                    f.write(data)
+    except OSError as err:  # replaced by a newer snapshot meanwhile and removed, say
         log.debug("vector snapshot %s: rows not overwritten: %s", header["path"], err)
-    finally:
-        os.close(fd)
