@@ -214,3 +214,45 @@ def test_a_deleted_memory_leaves_no_copy_of_its_vector_in_the_snapshot(store: Pa
         _exact(svc, svc.store._index, seed=13)
     finally:
         svc.close()
+
+
+CHILD = """
+import json, sys
+import numpy as np
+from mnemo_mcp.storage import vecshare
+from mnemo_mcp.storage.store import Store
+vecshare.SHARE_FROM = 0
+store = Store(sys.argv[1])
+with store.db.read():
+    index = store.vector_index()
+    rng = np.random.default_rng(int(sys.argv[2]))
+    exact = True
+    for _ in range(10):
+        q = rng.normal(size=64).astype(np.float32)
+        sql = [(r, 1.0 - d) for r, d in store.scan_knn(q, 20, live_only=True)]
+        exact &= index.knn(q, 20, index.allowed(None, False)) == sql
+print(json.dumps({"mapped": index.mapped, "snapshot_loads": index.snapshot_loads, "exact": exact}))
+store.close()
+"""
+
+
+def _in_another_process(db: Path, seed: int) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", CHILD, str(db), str(seed)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_another_process_maps_the_snapshot_one_wrote_and_reads_exactly(store: Path) -> None:
+    first = _in_another_process(store, seed=14)
+    assert first == {"mapped": True, "snapshot_loads": 0, "exact": True}  # loaded, wrote, mapped
+    svc = _service(store)
+    try:
+        written = svc.write_many([{"content": t, "allow_duplicate": True} for t in _texts(random.Random(15), 12)])
+        svc.delete(written[3].id)
+        svc.archive(written[4].id)
+    finally:
+        svc.close()
+    assert _in_another_process(store, seed=16) == {"mapped": True, "snapshot_loads": 1, "exact": True}
