@@ -256,3 +256,32 @@ def test_another_process_maps_the_snapshot_one_wrote_and_reads_exactly(store: Pa
     finally:
         svc.close()
     assert _in_another_process(store, seed=16) == {"mapped": True, "snapshot_loads": 1, "exact": True}
+
+
+def test_two_processes_that_load_at_once_map_the_same_snapshot(store: Path, monkeypatch) -> None:
+    svc = _service(store)
+    try:
+        first = _fresh_index(svc)
+        (name,) = _snapshots(store)
+        path = os.path.join(vecshare.folder_of(str(store)), name)
+        inode = os.stat(path).st_ino
+        # A second process that loaded the same changes before the first file was named: its
+        # own write must leave the first one's file in place, and it maps that file.
+        monkeypatch.setattr(vecshare, "newest", lambda *a: None)
+        second = _fresh_index(svc)
+        assert second.mapped and first is not second
+        assert os.stat(path).st_ino == inode and _snapshots(store) == [name]
+        assert os.path.samestat(os.stat(second._snapshot["path"]), os.stat(path))
+        _exact(svc, second, seed=17)
+    finally:
+        svc.close()
+
+
+def test_a_snapshot_written_at_the_same_moment_as_anothers_leaves_the_first_in_place(tmp_path: Path) -> None:
+    first, second, name = tmp_path / "a.tmp", tmp_path / "b.tmp", tmp_path / "k-000000000000001.vec"
+    first.write_bytes(b"first")
+    second.write_bytes(b"second")
+    vecshare._publish(str(first), str(name))
+    vecshare._publish(str(second), str(name))  # both passed the check for the name before either wrote
+    assert name.read_bytes() == b"first"
+    assert not first.exists() and not second.exists()

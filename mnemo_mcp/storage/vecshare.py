@@ -106,7 +106,7 @@ def write(
                 for at in range(0, len(arr), WRITE_ROWS):  # a block at a time: no copy of the whole
                     f.write(np.ascontiguousarray(arr[at : at + WRITE_ROWS]).tobytes())
             f.truncate(start + offset)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except OSError as err:
         log.debug("vector snapshot not written to %s: %s", folder, err)
         with contextlib.suppress(OSError):
@@ -114,6 +114,20 @@ def write(
         return None
     _remove_stale(folder, key, seq)
     return path
+
+
+def _publish(tmp: str, path: str) -> None:
+    """Give the written file its name, unless another process that loaded the same changes at
+    the same time got there first: then everyone maps that one (a rename would replace it, and
+    the processes that mapped it would share nothing with the ones that map this)."""
+    try:
+        os.link(tmp, path)  # fails when the name exists, where a rename would replace
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def _remove_stale(folder: str, key: str, seq: int) -> None:
