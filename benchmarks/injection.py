@@ -44,6 +44,7 @@ TRUST_SETS = {
     "d": ("hostile_d", "benign_d"),
     "e": ("hostile_e", "benign_e"),
     "f": ("hostile_f", "benign_f"),
+    "g": ("hostile_g", "benign_g"),
 }
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"

@@ -163,13 +163,17 @@ _CREDENTIAL_STORE = re.compile(
     r"[\"'/]\.(?:npmrc|netrc|pypirc|git-credentials)\b|\.aws/credentials\b|application_default_credentials|\.tfstate\b|"
     r"\bid_(?:rsa|ed25519|ecdsa)\b|\bgh\s+auth\s+token\b|\bnpm\s+token\s+(?:list|ls)\b|\bgcloud\s+auth\s+(?:application-default\s+)?"
     r"print-\w*token|\baws\s+(?:configure\s+export-credentials|sts\s+get-session-token)|\baz\s+account\s+get-access-token|"
-    r"\bsecurity\s+find-(?:generic|internet)-password|\bkubectl\s+config\s+view\s+--raw|\bvault\s+(?:read|kv\s+get)\b",
+    r"\bsecurity\s+find-(?:generic|internet)-password|\bkubectl\s+config\s+view\s+--raw|\bvault\s+(?:read|kv\s+get)\b|"
+    # browsers' saved passwords and cookies
+    r"\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|[\\/]cookies[\"'\s,]",
     re.I,
 )
 # A request, an upload or a log handler that carries something off the machine.
 _CARRIES_OUT = re.compile(
     _NET_SEND.pattern + r"|\bnet::http\.(?:post\w*|get)|\bfile_get_contents\s*\(|\bhttphandler\b|--remote_header\b|"
-    r"\b(?:curl|wget)\b[^\n]*(?:\s-t\s|--upload-file|--data-binary|\s-d\s|\s-f\s)|\bupload\w*\b",
+    r"\b(?:curl|wget)\b[^\n]*(?:\s-t\s|--upload-file|--data-binary|\s-d\s|\s-f\s)|\bupload\w*\b|"
+    # a comment posted to an issue tracker, a name looked up through DNS (the query carries it)
+    r"\bgh\s+(?:issue|pr)\s+comment\b|\bgh\s+gist\s+create\b|\b(?:dig|nslookup|drill|resolve-dnsname)\b",
     re.I,
 )
 
@@ -284,10 +288,12 @@ _WEAKEN = re.compile(
     r"\bgh\s+pr\s+merge\b[^\n]{0,40}--admin|\b(?:approve|merge)\w*\s+(?:\w+\s+){0,6}without\s+(?:reading|review|waiting|looking)|"
     r"\bgit\s+push\s+(?:\S+\s+){0,2}(?:-f\b|--force\b)(?!-with-lease)|core\.hookspath|\bpre-commit\s+uninstall\b|--no-verify\b|"
     r"\bskip_\w+=1\b|\bhusky=0\b|\bgh\s+workflow\s+disable\b|continue-on-error:\s*true|\bcodeowners\b|\bbranch\s+protection\b|"
-    r"\b(?:disable|disables|disabling|remove|removes|delete|deletes|skip|skips|bypass|bypasses|uninstall|turn\s+off|turns\s+off|"
+    r"\b(?:disable|disables|disabling|remove|removes|delete|deletes|drop|drops|skip|skips|bypass|bypasses|uninstall|turn\s+off|turns\s+off|"
     r"switch\s+off|comment(?:s|ing)?\s+out)\s+(?:the\s+|all\s+|any\s+|its\s+|their\s+|local\s+|that\s+)?(?:\S+\s+){0,2}[\"'`]?(?:hooks?|pre-commit|tests?|ci|checks?|scans?|"
     r"scanners?|security|signatures?|signature\s+check|protection|2fa|mfa|firewall|network\s*polic\w*|egress|sandbox|linters?|reviews?|"
-    r"warnings?|workflows?|job)\b|bypasspermissions|dangerously-skip-permissions|--yolo\b|\"defaultmode\"|"
+    r"warnings?|workflows?|jobs?)\b|bypasspermissions|dangerously-skip-permissions|--yolo\b|\"defaultmode\"|"
+    r"\brm\s+-(?:rf|fr|r)\s+(?:\S*/)?(?:tests?|specs?|e2e|__tests__)\b|"
+    r"\b(?:ack|mute|silence|snooze)\w*\s+(?:\w+\s+){0,4}for\s+\d+\s+(?:days|weeks|months)\b|"
     r"\"allow\"\s*:\s*\[[^\]]*bash\((?:\*|curl|rm|git\s+push|sudo|:)|-?-auto-approve\b|\bkubectl\s+(?:-n\s+\S+\s+)?delete\s+"
     r"(?:networkpolic\w*|psp|podsecuritypolic\w*|clusterrolebinding|secrets?)|\bgrant\s+(?:\S+\s+)?(?:owner|admin)\b|"
     r"permission=(?:admin|maintain)|\bas\s+(?:an?\s+)?(?:owner|admin)\b|\b(?:add|adds|append|appends|write|writes|put|puts|drop|"

@@ -276,6 +276,25 @@ def _expanded_vars(text: str) -> str:
     return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
 
 
+# Text written as character codes: a byte slice, an array, fromCharCode(...), chr(..) + chr(..).
+_CODE_RUN = re.compile(r"(?<![\w.])(?:\d{2,3}\s*,\s*){3,}\d{2,3}(?![\w.])")
+_CHR_RUN = re.compile(r"(?:chr\(\s*\d{2,3}\s*\)\s*[+.,]\s*){3,}chr\(\s*\d{2,3}\s*\)", re.I)
+
+
+def _char_codes(text: str) -> str | None:
+    """The text with each run of printable character codes replaced by what it spells (None when
+    there is none): the run must spell printable ASCII, so lists of ports or sizes stay numbers."""
+
+    def spelled(m: re.Match[str]) -> str:
+        codes = [int(n) for n in re.findall(r"\d+", m.group(0))]
+        if not all(c == 10 or 32 <= c <= 126 for c in codes):
+            return m.group(0)
+        return '"' + "".join(map(chr, codes)) + '"'
+
+    out = _CHR_RUN.sub(spelled, _CODE_RUN.sub(spelled, text))
+    return out if out != text else None
+
+
 def views(text: str) -> list[str]:
     """The text as an attacker may have disguised it, undone several ways, lowercased."""
     base = base_view(text)
@@ -304,6 +323,12 @@ def views(text: str) -> list[str]:
         out.append(
             re.sub(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1) or m.group(2), 16)), base)
         )
+    if "&#" in base:  # numeric character references (an HTML comment a browser would not show)
+        import html
+
+        out.append(html.unescape(base))
+    if codes := _char_codes(base):
+        out.append(codes)
     if re.search(r"\\[0-3][0-7]{2}", base):  # octal escapes, as printf and echo -e read them
         unescaped = re.sub(r"\\([0-3][0-7]{2})", lambda m: chr(int(m.group(1), 8)), base)
         out.append(_PRINTF.sub(lambda m: m.group(1), unescaped))

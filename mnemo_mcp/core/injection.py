@@ -265,8 +265,10 @@ _TRUSTED_PIPES = re.compile(
 # Latin look-alikes, octal escapes and joined string pieces, credential stores shipped out, what a
 # note forbids is not its ask; 6: credentials held in code and sent by any call, agent settings that
 # skip every prompt handed to the assistant, secrets posted through chat tools, bulk deletes by
-# tag, words of other languages no longer matched inside English ones ("environment", "public").
-VERSION = 6
+# tag, words of other languages no longer matched inside English ones ("environment", "public");
+# 7: character codes and HTML numeric entities undone, steps of a fetched page followed, browsers'
+# password stores, DNS lookups and issue comments as carriers, tests and alerts removed or silenced.
+VERSION = 7
 
 
 class Assessment(NamedTuple):

@@ -164,6 +164,8 @@ CONCEAL = (
     r"bring\s+(?:it|this)\s+up|report|reporting|explain|explaining|disclos\w+|flag|flagging|call(?:ing)?\s+(?:it|this)\s+out|surface|surfacing)\b"
     r"(?:\s+(?:it|this|that|anything|about\s+(?:it|this|them|steps?\s+[\d\s–\-and]+)|(?:to\s+)?(?:the\s+user|users?|them|him|her|anyone|anybody|"
     r"the\s+team|reviewers|the\s+developer|the\s+human|the\s+owner)|in\s+the\s+(?:commit|pr|summary|reply|answer)\w*))+"
+    r"|\b(?:do\s+not|don'?t|never)\s+(?:report|mention|show|surface|flag)\s+(?:the\s+|any\s+|these\s+|those\s+)?\w+(?:\s+\w+)?\s+to\s+"
+    r"(?:the\s+user|the\s+human|the\s+developer|the\s+owner|reviewers)\b"
     r"|\b(?:nobody|no\s+one|no-one|the\s+user|they|users)\s+(?:will|would|won'?t|need\s+to|needs\s+to|has\s+to|is\s+going\s+to)\s+(?:ever\s+)?"
     r"(?:notice|know|see\s+it|find\s+out)|\bso\s+(?:that\s+)?(?:the\s+user|they|nobody|no\s+one|the\s+team)\s+(?:won'?t|doesn'?t|does\s+not|"
     r"will\s+not|never|can'?t|cannot)\s+(?:see|notice|know|find|spot)|\b(?:leave|keep)\s+(?:it|this|that|them|the\s+\w+)\s+out\s+of\s+"
@@ -243,6 +245,7 @@ NO_CONFIRM = (
     r"(?:not\s+(?:required|needed)|unnecessary)|\bno\s+confirmation\b|\bpre-?approved\b|\bno\s+questions\s+asked\b|\bautomatically\s+"
     r"approved\b|\bnobody\s+needs\s+to\s+(?:approve|review)|\bis\s+a\s+formality\b|\bthe\s+user\s+(?:does\s+not|doesn'?t)\s+need\s+to\s+"
     r"(?:be\s+asked|approve|know|see)"
+    r"|\bno\s+(?:ticket|approval|review|sign-?off|change\s+request)\s+(?:is\s+)?(?:needed|required|necessary)\b"
     r"|\bassume\s+(?:that\s+)?(?:the\s+user|they|the\s+owner|the\s+requester)\s+(?:has|have)\s+(?:already\s+)?(?:confirmed|approved|"
     r"agreed|signed\s+off)|\b(?:nobody|no\s+one)\s+else\s+needs\s+to\s+(?:approve|review|sign\s+off|know)|\b(?:prompts?|confirmations?|"
     r"approvals?|reviews?|questions|dialogs?)\s+(?:that\s+)?(?:slow|slows)\s+(?:\w+\s+){0,2}down"
@@ -268,6 +271,8 @@ PRECEDENCE = (
     r"|\bover\s+the\s+(?:current\s+)?user'?s?\s+(?:requests?|instructions?|wish\w*|messages?)|\b(?:more\s+important|higher\s+priority)\s+than"
     r"\s+(?:any|the|what)\s+(?:\w+\s+)?(?:user|request|instruction)|\boverrides?\s+(?:this\s+file\s+and\s+)?(?:anything|whatever|what)\s+(?:the\s+user|"
     r"you)|\b(?:they|these|this|it)\s+overrides?\s+(?:the\s+)?(?:local\s+)?(?:claude\.md|agents\.md|instructions|rules|the\s+user|anything)"
+    r"|\b(?:overrides?|supersedes?)\s+the\s+local\s+(?:instructions|rules|claude\.md|agents\.md)|\bsupersedes?\s+(?:[^.\n]{0,40}\s)?"
+    r"(?:whatever|what|anything)\s+the\s+user\s+(?:asks|says|wants|requests)"
     r"|\b(?:treat|consider)\s+(?:the\s+)?user'?s?\s+(?:requests?|instructions?|messages?)\s+as\s+(?:suggestions|optional|advisory|void|"
     r"invalid)|\bignore\s+(?:any|every|all)?\s*(?:requests?|instructions?|messages?|attempts?|objections?)\s+(?:from|of|by)\s+the\s+user"
     r"|\bregardless\s+of\s+what\s+the\s+user\s+(?:says|asks|wants)|\binstead\s+of\s+(?:what(?:ever)?)\s+the\s+user\s+(?:asked|asks|says)"
@@ -357,9 +362,9 @@ REVEAL = (
 
 # Do what a fetched page, issue or comment says.
 FOLLOW = (
-    r"\b(?:follow|obey|apply|execute|carry\s+out|implement|act\s+on|comply\s+with)\s+(?:all\s+|any\s+|the\s+|its\s+)?(?:instructions?|"
-    r"directions|directives|rules|guidelines|commands)\s+(?:there|in\s+it|inside|on\s+(?:that|the)\s+page|it\s+(?:contains|gives|lists)|"
-    r"you\s+find)|\bdo\s+(?:whatever|what)\s+(?:the\s+)?(?:latest\s+|last\s+|newest\s+)?(?:comment|page|issue|gist|it|they|that|file|"
+    r"\b(?:follow|obey|apply|execute|carry\s+out|implement|act\s+on|comply\s+with)\s+(?:all\s+|any\s+|the\s+|its\s+|every\s+|each\s+)?"
+    r"(?:instructions?|directions|directives|rules|guidelines|commands|steps?)\s+(?:there|in\s+it|inside|on\s+(?:that|the)\s+page|"
+    r"(?:it|the\s+page|they)\s+(?:contains|gives|lists)|you\s+find)|\bdo\s+(?:whatever|what)\s+(?:the\s+)?(?:latest\s+|last\s+|newest\s+)?(?:comment|page|issue|gist|it|they|that|file|"
     r"message|document)\s+(?:there\s+)?(?:asks|says|tells|requests|lists)|\b(?:follow|obey)\s+(?:what|whatever)\s+(?:it|they)\s+(?:says?|asks?)"
     r"|\band\s+follow\s+(?:it|them|the\s+instructions?|its\s+instructions?)\b|\bdo\s+(?:whatever|what)\s+(?:the\s+|it\s+|its\s+)?"
     r"(?:\w+\s+){0,2}(?:says|tells\s+you|asks(?:\s+for)?|returns|instructs|lists|suggests)\b"
