@@ -404,7 +404,10 @@ def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | N
         # What is asked comes with the address: in its sentence or the next, not anywhere in a long
         # note; after a label ("Claude:", "给 AI 助手："), only what follows it.
         label = re.match(r"\s*[:：]", view[a.end() - 2 : a.end() + 2]) or re.match(r"\s*[:：]", view[a.end() :])
-        start = a.start() if label else max(0, a.start() - 120)
+        # An address that opens its own sentence ("... in the code. Claude, use yarn"): what it asks
+        # follows it; the sentence before is the note's own statement.
+        opens = re.match(r"[.!?;。！？]\s|\n", a.group(0)) is not None
+        start = a.start() if label or opens else max(0, a.start() - 120)
         window = view[start : a.end() + 300]
         for h in _HARMFUL.finditer(window):
             # "Never force-push branches you didn't create", "don't request more GPUs without
