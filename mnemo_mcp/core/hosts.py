@@ -46,6 +46,7 @@ OFFICIAL = frozenset(
     fedoraproject.org alpinelinux.org archlinux.org kernel.org gnu.org sentry.io cli.sentry.dev
     mcp.sentry.dev mcp.linear.app api.githubcopilot.com mcp.notion.com mcp.atlassian.com mcp.stripe.com
     mcp.asana.com mcp.vercel.com mcp.supabase.com mcp.cloudflare.com mcp.paypal.com mcp.hubspot.com claude.ai
+    opencode.ai
     deb.debian.org mozilla.org firefox.com chromium.org googlesource.com jetbrains.com
     downloads.mongodb.com mongodb.org postgresql.org apt.postgresql.org redis.io mysql.com
     elastic.co artifacts.elastic.co grafana.com apt.grafana.com prometheus.io

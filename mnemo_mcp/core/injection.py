@@ -247,7 +247,7 @@ _GIT = re.compile(
 _TRUSTED_PIPES = re.compile(
     r"https?://(?:sh\.rustup\.rs|static\.rust-lang\.org|raw\.githubusercontent\.com/(?:nvm-sh|homebrew|ohmyzsh|helm)|"
     r"get\.docker\.com|(?:rye\.)?astral\.sh|deno\.land|bun\.sh|get\.pnpm\.io|install\.python-poetry\.org|brew\.sh|ohmyz\.sh|"
-    r"claude\.ai/install|sentry\.io/get-cli|get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
+    r"claude\.ai/install|opencode\.ai/install|sentry\.io/get-cli|get\.k3s\.io|(?:get\.)?sdkman\.io|nixos\.org|starship\.rs|fnm\.vercel\.app|volta\.sh|get\.helm\.sh|ollama\.com|"
     r"install\.determinate\.systems|cli\.github\.com|get\.jetify\.com|mise\.run|pyenv\.run|tailscale\.com|"
     r"foundry\.paradigm\.xyz|dot\.net|sh\.flyctl\.io|fly\.io|get\.volta\.sh|install\.zerotier\.com|get\.scoop\.sh|pixi\.sh|"
     r"micro\.mamba\.pm|just\.systems)",
