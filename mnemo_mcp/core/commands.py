@@ -178,7 +178,13 @@ _CARRIES_OUT = re.compile(
 )
 
 
-def _blocks(text: str) -> list[str]:
+def unsafe_step(s: str) -> bool:
+    """A command that weakens the project's safety, written as one (a flag on it: `--admin`,
+    `--force`, `-X DELETE`), not a word for it ("CODEOWNERS", "branch protection")."""
+    return any(re.search(r"--|\s-[a-z]\b", m.group(0), re.I) for m in _WEAKEN.finditer(s))
+
+
+def blocks(text: str) -> list[str]:
     """A note's paragraphs (code blocks among them), a command continued over lines as one line."""
     return re.split(r"\n\s*\n(?=\S)", text.replace("\\\n", " "))
 
@@ -188,7 +194,7 @@ def _ships_credentials(text: str, trusted: Iterable[str]) -> bool:
     to a host outside the project, in the same block: "upload your ~/.netrc to https://...",
     a hook that base64s ~/.git-credentials into a curl's query, a `make doctor` that appends
     `gh auth token` to a file it then posts."""
-    for block in _blocks(text):
+    for block in blocks(text):
         store = _CREDENTIAL_STORE.search(block)
         if not store or not _CARRIES_OUT.search(block):
             continue
@@ -224,7 +230,7 @@ def _side_channel(text: str, trusted: Iterable[str]) -> bool:
     (not its auth endpoint): a request filter that also posts the Authorization header to an
     "audit" host, a session hook whose body carries the keychain token, a deploy task that
     uploads `.env`. A credential the call sets for the API it calls (its headers) does not count."""
-    for block in _blocks(text):
+    for block in blocks(text):
         if not _SIDE_SEND.search(block):
             continue
         dest = destinations(block, trusted)

@@ -378,6 +378,12 @@ def _names_assistant(view: str, trusted_hosts: tuple[str, ...]) -> str | None:
             and len(_ENGLISH.findall(s)) < 2
         ):
             return "names the assistant and a secret, in a language the rules do not read"
+    for block in commands.blocks(view):  # an unsafe step handed to it: force-push, --admin, skip permissions
+        if not lx.ASSISTANT_RE.search(block):
+            continue
+        for s in intent.sentences(block):
+            if commands.unsafe_step(s) and not lx.NEGATION_RE.search(s) and len(_ENGLISH.findall(s)) < 2:
+                return "names the assistant and an unsafe step, in a language the rules do not read"
     return None
 
 
