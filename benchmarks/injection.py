@@ -59,15 +59,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--corpus", choices=("injection", "trust"), default="injection", help="which data set (see above)")
     p.add_argument("--quick", action="store_true", help="40 notes of each split (CI)")
+    p.add_argument("--sets", help=f"--corpus trust: only these file sets, comma-separated ({', '.join(TRUST_SETS)})")
     p.add_argument("--no-server", action="store_true", help="hooks alone (keyword recall)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return p.parse_args(argv)
 
 
-def load_notes(path: Path, quick: bool, corpus: str = "injection") -> list[dict[str, Any]]:
+def load_notes(path: Path, quick: bool, corpus: str = "injection", sets: str | None = None) -> list[dict[str, Any]]:
     if corpus == "trust":
         notes = []
+        chosen = set(sets.split(",")) if sets else set(TRUST_SETS)
         for group, names in TRUST_SETS.items():
+            if group not in chosen:
+                continue
             for name in names:
                 for line in (TRUST / f"{name}.jsonl").open(encoding="utf-8"):
                     if line.strip():
@@ -244,7 +248,11 @@ def print_report(report: dict[str, Any], server: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
-    notes = load_notes(a.data, a.quick, a.corpus)
+    unknown = set(a.sets.split(",")) - set(TRUST_SETS) if a.sets else set()
+    if unknown:
+        names = ", ".join(TRUST_SETS)
+        raise SystemExit(f"--sets: no trust set named {', '.join(sorted(unknown))}; the sets are {names}")
+    notes = load_notes(a.data, a.quick, a.corpus, a.sets)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = root / PROJECT
