@@ -173,7 +173,8 @@ _CARRIES_OUT = re.compile(
     _NET_SEND.pattern + r"|\bnet::http\.(?:post\w*|get)|\bfile_get_contents\s*\(|\bhttphandler\b|--remote_header\b|"
     r"\b(?:curl|wget)\b[^\n]*(?:\s-t\s|--upload-file|--data-binary|\s-d\s|\s-f\s)|\bupload\w*\b|"
     # a comment posted to an issue tracker, a name looked up through DNS (the query carries it)
-    r"\bgh\s+(?:issue|pr)\s+comment\b|\bgh\s+gist\s+create\b|\b(?:dig|nslookup|drill|resolve-dnsname)\b",
+    r"\bgh\s+(?:issue|pr)\s+comment\b|\bgh\s+gist\s+create\b|\b(?:dig|nslookup|drill|resolve-dnsname)\b|"
+    r"\binvoke-(?:restmethod|webrequest)\b[^\n]*\s-(?:infile|body)\b",
     re.I,
 )
 
@@ -201,8 +202,23 @@ def _ships_credentials(text: str, trusted: Iterable[str]) -> bool:
         line = block[block.rfind("\n", 0, store.start()) + 1 : store.end()]
         if lx.NEGATED_BEFORE.search(line) or re.search(r"\b(?:never|don'?t|do\s+not|must\s+not)\b", line, re.I):
             continue  # "never upload ~/.aws/credentials anywhere"
-        if destinations(block, trusted):
+        if destinations(block, trusted) or _looked_up_outside(block, trusted):
             return True
+    return False
+
+
+# A DNS lookup's name: what it carries is the labels in front of the domain ("$chunk.x.exfil.test").
+_LOOKUP = re.compile(r"\b(?:dig|nslookup|drill|resolve-dnsname)\b[^\n|;&]*", re.I)
+_LOOKED_UP = re.compile(r"[\w$\-{}.]*?((?:[a-z0-9-]+\.)+[a-z]{2,})\b", re.I)
+
+
+def _looked_up_outside(block: str, trusted: Iterable[str]) -> bool:
+    """A DNS lookup of a name under a domain outside the project (the lookup reaches its servers)."""
+    for m in _LOOKUP.finditer(block):
+        for name in _LOOKED_UP.finditer(m.group(0)[m.group(0).find(" ") + 1 :]):
+            host = name.group(1).lower()
+            if "." in host and _hosts.outside(host, trusted):
+                return True
     return False
 
 
