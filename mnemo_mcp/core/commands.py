@@ -216,8 +216,7 @@ def _looked_up_outside(block: str, trusted: Iterable[str]) -> bool:
     """A DNS lookup of a name under a domain outside the project (the lookup reaches its servers)."""
     for m in _LOOKUP.finditer(block):
         for name in _LOOKED_UP.finditer(m.group(0)[m.group(0).find(" ") + 1 :]):
-            host = name.group(1).lower()
-            if "." in host and _hosts.outside(host, trusted):
+            if _hosts.outside(name.group(1).lower(), trusted):  # the pattern's name holds a dot
                 return True
     return False
 

@@ -51,6 +51,15 @@ def _name(key: str, seq: int) -> str:
     return f"{key}-{seq:015d}.vec"
 
 
+def _names_of(key: str) -> re.Pattern[str]:
+    """What `_name` gives for `key`, with the change-log entry as group 1."""
+    return re.compile(re.escape(key) + r"-(\d{15})\.vec")
+
+
+def _aligned(size: int) -> int:
+    return -(-size // ALIGN) * ALIGN
+
+
 def key_of(identity: tuple[int, int] | None, dim: int) -> str | None:
     return None if identity is None else f"{identity[0]}-{identity[1]}-{dim}"
 
@@ -61,7 +70,7 @@ def capacity_for(n: int) -> int:
 
 def newest(folder: str, key: str, at_most: int) -> tuple[int, str] | None:
     """(seq, path) of the newest snapshot of `key` taken at or before change `at_most`."""
-    pattern = re.compile(re.escape(key) + r"-(\d{15})\.vec")
+    pattern = _names_of(key)
     best: tuple[int, str] | None = None
     try:
         names = os.listdir(folder)
@@ -86,9 +95,9 @@ def write(
     offset = 0
     for name, arr in arrays.items():
         header["arrays"][name] = [arr.dtype.str, offset, [rows, *arr.shape[1:]]]
-        offset += -(-(arr.itemsize * rows * int(np.prod(arr.shape[1:], dtype=np.int64))) // ALIGN) * ALIGN
+        offset += _aligned(arr.itemsize * rows * int(np.prod(arr.shape[1:], dtype=np.int64)))
     head = json.dumps(header).encode()
-    start = -(-(len(MAGIC) + 8 + len(head)) // ALIGN) * ALIGN
+    start = _aligned(len(MAGIC) + 8 + len(head))
     path = os.path.join(folder, _name(key, seq))
     if os.path.exists(path):  # another process loaded the same changes meanwhile: share its file
         return path
@@ -134,7 +143,7 @@ def _remove_stale(folder: str, key: str, seq: int) -> None:
     """Remove the snapshots no process will load again: older ones of this file, those of a file
     this one replaced (a restored backup) or of another model, and temporary files whose writer
     has died."""
-    current = re.compile(re.escape(key) + r"-(\d{15})\.vec")
+    current = _names_of(key)
     other = re.compile(r"[\d-]+-\d{15}\.vec")
     temporary = re.compile(r"[\d-]+-\d{15}\.vec\.(\d+)\.tmp")
     with contextlib.suppress(OSError):
@@ -172,7 +181,7 @@ def read(path: str, mapped: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, 
                 return None
             size = int.from_bytes(f.read(8), "little")
             header = json.loads(f.read(size))
-            start = -(-(len(MAGIC) + 8 + size) // ALIGN) * ALIGN
+            start = _aligned(len(MAGIC) + 8 + size)
             out: dict[str, np.ndarray] = {}
             for name, (dtype, offset, shape) in header["arrays"].items():
                 count = int(np.prod(shape))

@@ -143,10 +143,8 @@ class VectorIndex:
         if self.seq < 0 or hi < self.seq or self.seq + 1 < lo:
             self._reload(conn, hi)
             return
-        changed = sorted(
-            {r for (r,) in conn.execute("SELECT vrowid FROM memory_vector_log WHERE seq > ?", (self.seq,))}
-        )
-        if len(changed) > RELOAD_ABOVE:
+        changed = _changed_since(conn, self.seq)
+        if changed is None:
             self._reload(conn, hi)
             return
         try:
@@ -206,21 +204,16 @@ class VectorIndex:
             lo = conn.execute("SELECT min(seq) FROM memory_vector_log").fetchone()[0]
             if lo is None or at + 1 < lo:
                 return False  # entries since the snapshot were dropped from the log
-        changed = sorted({r for (r,) in conn.execute("SELECT vrowid FROM memory_vector_log WHERE seq > ?", (at,))})
-        if len(changed) > RELOAD_ABOVE:
+        changed = _changed_since(conn, at)
+        if changed is None:
             return False
         got = vecshare.read(path, mapped=("matrix",))
-        if got is None:
+        if got is None or got[0].get("dim") != self.dim or set(got[1]) != set(self._ARRAYS):
             return False
-        header, arrays = got
-        if header.get("dim") != self.dim or set(arrays) != set(self._ARRAYS):
-            return False
-        for name in self._ARRAYS:
-            setattr(self, name, arrays[name])
-        self.n = int(header["n"])
-        self.domain_codes = {str(k): int(v) for k, v in header["domains"].items()}
+        self.n = int(got[0]["n"])
+        self.domain_codes = {str(k): int(v) for k, v in got[0]["domains"].items()}
         self._masks.clear()
-        self.mapped, self._snapshot = True, header | {"rowids": self.rowids[: self.n].copy()}
+        self._adopt(*got)
         try:
             self._apply(conn, changed)
         except _NoRoom:
@@ -242,11 +235,15 @@ class VectorIndex:
         extra = {"n": self.n, "dim": self.dim, "domains": self.domain_codes}
         path = vecshare.write(folder, key, seq, arrays, extra, rows=rows)
         got = vecshare.read(path, mapped=("matrix",)) if path else None
-        if got is None:
-            return
+        if got is not None:
+            self._adopt(*got)
+
+    def _adopt(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        """Use a snapshot's arrays (its matrix mapped) for the first `self.n` rows it holds,
+        keeping its rowids as taken: rows written through are found by them."""
         for name in self._ARRAYS:
-            setattr(self, name, got[1][name])
-        self.mapped, self._snapshot = True, got[0] | {"rowids": self.rowids[: self.n].copy()}
+            setattr(self, name, arrays[name])
+        self.mapped, self._snapshot = True, header | {"rowids": self.rowids[: self.n].copy()}
 
     def _fill(self, blocks: Iterable[tuple[np.ndarray, np.ndarray] | None]) -> bool:
         """Copy (rowids, vectors) blocks into the matrix one at a time (at 100k the blobs weigh
@@ -433,6 +430,13 @@ class VectorIndex:
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self._arrays())
+
+
+def _changed_since(conn: apsw.Connection, seq: int) -> list[int] | None:
+    """The rowids the change log names after entry `seq`, sorted; None when they are so many
+    that a full load is cheaper than looking each up."""
+    changed = sorted({r for (r,) in conn.execute("SELECT vrowid FROM memory_vector_log WHERE seq > ?", (seq,))})
+    return None if len(changed) > RELOAD_ABOVE else changed
 
 
 def _sums_of_squares(matrix: np.ndarray) -> np.ndarray:
