@@ -9,7 +9,9 @@ shared by n processes counts 1/n in each, so the sum is what the machine holds).
 configurations in the same run: as before (MNEMO_SHARE_MODEL=false, MNEMO_EMBED_WEIGHTS=float32:
 each server loads the model with its weights folded into float32) and now (the defaults: int8
 weights, one model for the servers of the store). Also: the embeddings of the int8 graph against
-the float model's (cosine, on LoCoMo turns and questions).
+the float model's (cosine, on LoCoMo turns and questions). The benchmark's own PSS is recorded
+too: a Python client maps the servers' libraries, so part of their pages' PSS is its own (Claude
+Code's node process maps none of them); the last-but-one column counts it with the servers'.
 """
 
 from __future__ import annotations
@@ -117,6 +119,11 @@ async def servers_memory(db: Path, count: int, extra_env: dict[str, str], questi
         # carries how the host's shared pages were counted in two separate runs.
         "per_server_pss_mb": pss,
         "per_server_private_mb": [m.get("Private", m["VmRSS"]) for m in ordered],
+        # The client's too (this process): a Python client maps the servers' libraries (libpython,
+        # pydantic-core, numpy, OpenSSL), so their file pages count partly in its PSS, less so the
+        # more servers share them; Claude Code (node) maps none of them. Added to the servers',
+        # the sum is what the machine holds for the client and its servers.
+        "client_pss_mb": _proc_memory(os.getpid()).get("Pss", 0.0),
     }
 
 
@@ -140,7 +147,12 @@ def embedding_agreement(data: Path, n: int) -> dict[str, float]:
 
 
 def run(
-    data: Path, memories: int, counts: Sequence[int], store: Path | None = None, texts: int = 500
+    data: Path,
+    memories: int,
+    counts: Sequence[int],
+    store: Path | None = None,
+    texts: int = 500,
+    configs: Sequence[str] = tuple(CONFIGS),
 ) -> dict[str, Any]:
     questions = [q.question for conv in load_locomo(data) for q in conv.questions]
     out: dict[str, Any] = {"memories": memories, "configs": {}}
@@ -152,7 +164,8 @@ def run(
             shutil.copy(store, db)  # of --memories memories (benchmarks.speed's stores, say)
         else:
             build(db, data, memories)
-        for label, env in CONFIGS.items():
+        for label in configs:
+            env = CONFIGS[label]
             rows = out["configs"][label] = {}
             for count in counts:
                 rows[count] = asyncio.run(servers_memory(db, count, env, questions))
@@ -174,17 +187,21 @@ def report(result: dict[str, Any]) -> str:
         f"Resident memory of MCP servers on one store of {result['memories']} memories, each after a write"
         " and a read (MB):",
         "| | servers | sum of RSS | sum of PSS | PSS per further server | a further server's own PSS / private"
-        " (mean) | largest peak RSS |",
-        "|---|---|---|---|---|---|---|",
+        " (mean) | PSS per further server, the client's included | largest peak RSS |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for label, rows in result["configs"].items():
         one = rows.get(1) or rows.get("1")
         for count, r in rows.items():
             further = (r["pss_sum_mb"] - one["pss_sum_mb"]) / (int(count) - 1) if int(count) > 1 and one else None
             own = _further_own(r)
+            machine = None
+            if further is not None and "client_pss_mb" in r and "client_pss_mb" in one:
+                machine = further + (r["client_pss_mb"] - one["client_pss_mb"]) / (int(count) - 1)
             lines.append(
                 f"| {label} | {count} | {r['rss_sum_mb']:.0f} | {r['pss_sum_mb']:.0f} | "
-                f"{'' if further is None else f'{further:.0f}'} | {own} | {r['peak_rss_max_mb']:.0f} |"
+                f"{'' if further is None else f'{further:.0f}'} | {own} | "
+                f"{'' if machine is None else f'{machine:.0f}'} | {r['peak_rss_max_mb']:.0f} |"
             )
     e = result["embeddings"]
     lines.append(
@@ -201,11 +218,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--store", type=Path, help="a copy of this store (of --memories memories) instead of building one")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--quick", action="store_true", help="CI size: 2 servers on 20 memories, 40 texts compared")
+    ap.add_argument("--now-only", action="store_true", help="only today's defaults, not the float32 model per server")
     args = ap.parse_args(argv)
     if args.quick:
         result = run(args.data, 20, [2], None, 20)
     else:
-        result = run(args.data, args.memories, [int(c) for c in args.counts.split(",")], args.store)
+        configs = [label for label in CONFIGS if label.startswith("now")] if args.now_only else list(CONFIGS)
+        counts = [int(c) for c in args.counts.split(",")]
+        result = run(args.data, args.memories, counts, args.store, configs=configs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(report(result))

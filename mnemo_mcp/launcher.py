@@ -46,20 +46,92 @@ def _deferred(name: str) -> None:
     sys.modules[name] = package
 
 
-def _server_without_uvicorn():
-    """`server.serve`, imported with `import uvicorn` failing meanwhile. The SDK's HTTP
-    transport imports sse_starlette, which imports uvicorn (and with it click, multiprocessing,
-    logging.config) only to patch uvicorn's shutdown, inside `try: ... except ImportError`
-    ("graceful shutdown disabled"). A stdio server never runs uvicorn, and those imports were
-    ~3 MB of every server's private memory. Afterwards `import uvicorn` works again."""
+# Modules the SDK's request-state module (MCP 2026-07-28) imports names from for its default
+# codec, AES-GCM. The server passes its own codec (request_state.py), so none of these names is
+# ever used: while the server is imported they are stand-ins (see StandIn), and `cryptography`
+# (its Rust extension, cffi, OpenSSL's bindings: ~6 MB of a server's private memory) stays out.
+STAND_IN_MODULES = (
+    "cryptography.exceptions",
+    "cryptography.hazmat.primitives.ciphers.aead",
+    "cryptography.hazmat.primitives.hashes",
+    "cryptography.hazmat.primitives.kdf.hkdf",
+)
+
+
+class StandIn:
+    """A name imported from a module that was not loaded: the first use (a call, an attribute,
+    a subclass, isinstance) loads the module and is answered by the real object. Only an
+    `except` clause naming it could not use it; the SDK's names above appear in one only on
+    the path of the codec the server does not use."""
+
+    __slots__ = ("_module", "_name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module, self._name = module, name
+
+    def resolve(self):
+        import importlib
+
+        if getattr(sys.modules.get(self._module), "__mnemo_stand_in__", False):
+            del sys.modules[self._module]  # still inside the import below: load the real one
+        return getattr(importlib.import_module(self._module), self._name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __getattr__(self, attribute: str):
+        return getattr(self.resolve(), attribute)
+
+    def __mro_entries__(self, bases):
+        return (self.resolve(),)
+
+    def __instancecheck__(self, instance) -> bool:
+        return isinstance(instance, self.resolve())
+
+    def __subclasscheck__(self, subclass) -> bool:
+        return issubclass(subclass, self.resolve())
+
+    def __repr__(self) -> str:
+        return f"<stand-in for {self._module}.{self._name}>"
+
+
+def _stand_in_module(name: str):
+    import types
+
+    module = types.ModuleType(name)
+    module.__mnemo_stand_in__ = True
+
+    def attribute(attr: str):
+        if attr.startswith("__"):  # the import system's probes (__path__, __spec__, ...)
+            raise AttributeError(attr)
+        return StandIn(name, attr)
+
+    module.__getattr__ = attribute
+    return module
+
+
+def lean_server_import():
+    """`server.serve`, imported without what a stdio server never runs:
+    - uvicorn: the SDK's HTTP transport imports sse_starlette, which imports uvicorn (and with it
+      click, multiprocessing, logging.config) only to patch uvicorn's shutdown, inside `try: ...
+      except ImportError` ("graceful shutdown disabled"); ~3 MB of every server's private memory;
+    - `cryptography`, through the stand-ins of STAND_IN_MODULES.
+    Afterwards `import uvicorn` and `cryptography` work again (sys.modules is as before)."""
     blocked = "uvicorn" not in sys.modules
     if blocked:
         sys.modules["uvicorn"] = None  # type: ignore[assignment]  # a None entry: import raises ImportError
+    placed = {}
+    if "cryptography" not in sys.modules:  # loaded already: the SDK gets the real names
+        for name in STAND_IN_MODULES:
+            placed[name] = sys.modules[name] = _stand_in_module(name)
     try:
         from .server import serve
     finally:
         if blocked and sys.modules.get("uvicorn", 0) is None:
             del sys.modules["uvicorn"]
+        for name, module in placed.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
     return serve
 
 
@@ -156,7 +228,7 @@ def main() -> int:
             answer_early()  # Claude Code's first probe answered before the SDK is even imported
         for package in DEFERRED_PACKAGES:
             _deferred(package)
-        serve = _server_without_uvicorn()
+        serve = lean_server_import()
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mnemo-mcp: %(levelname)s %(message)s")
         serve()

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import ToolManager
 
-from . import __version__
+from . import __version__, request_state
 from .errors import MnemoError
 from .probe import INSTRUCTIONS, NAME, TITLE
 
@@ -321,6 +321,9 @@ def build_server(settings: Settings | None = None, service_factory: ServiceFacto
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         middleware=[_open_after_handshake],
+        # Ours, on hmac: the SDK's default codec is AES-GCM from `cryptography`, which the
+        # launcher keeps out of the server (request_state.py says why that is enough here).
+        request_state_security=request_state.security(),
     )
     _defer_tools(server)
     _no_listen(server)

@@ -167,10 +167,13 @@ async def test_after_the_early_probe_a_modern_client_lists_and_calls_the_tools(t
         assert not w.is_error, w.content
 
 
-def test_the_stdio_server_imports_no_uvicorn_sdk_client_nor_httpx2_and_they_still_import_after(tmp_path):
+def test_the_stdio_server_imports_no_uvicorn_sdk_client_httpx2_nor_cryptography_and_they_still_import_after(
+    tmp_path,
+):
     # The SDK's sse_starlette imports uvicorn only to patch its shutdown, within `except
     # ImportError`; `mcp/__init__` imports the client side, and the resources module httpx2,
-    # for names a stdio server never uses: the launcher keeps them out (~3, ~1, ~2.5 MB a server).
+    # for names a stdio server never uses; its request-state module imports `cryptography` for a
+    # codec the server replaces: the launcher keeps them out (~3, ~1, ~2.5, ~6 MB a server).
     import subprocess
 
     code = (
@@ -178,42 +181,46 @@ def test_the_stdio_server_imports_no_uvicorn_sdk_client_nor_httpx2_and_they_stil
         "from mnemo_mcp import launcher\n"
         "for package in launcher.DEFERRED_PACKAGES:\n"
         "    launcher._deferred(package)\n"
-        "serve = launcher._server_without_uvicorn()\n"
+        "serve = launcher.lean_server_import()\n"
         "import mcp.server.mcpserver, sse_starlette\n"
-        "print(callable(serve), 'uvicorn' in sys.modules, 'mcp.client' in sys.modules, 'httpx2._client' in sys.modules)\n"
+        "print(callable(serve), *(n in sys.modules for n in ('uvicorn', 'mcp.client', 'httpx2._client', 'cryptography')))\n"
+        "print(*(n in sys.modules for n in launcher.STAND_IN_MODULES))\n"
         "import httpx2, uvicorn\n"
         "from mcp import Client, types\n"  # the SDK's package names: its __init__ runs now
         "import mcp\n"
         "print(uvicorn.Server.__name__, Client.__name__, mcp.StdioServerParameters.__name__, types.Tool.__name__,"
         " httpx2.AsyncClient.__name__)\n"
+        # The SDK's own names for the codec are stand-ins that load the real ones when used.
+        "import mcp.server.request_state as rs\n"
+        "codec = rs.AESGCMRequestStateCodec([b'k' * 32])\n"
+        "token = codec.seal(b'state')\n"
+        "print(codec.unseal(token).decode(), 'cryptography' in sys.modules)\n"
+        "from cryptography.hazmat.primitives.ciphers.aead import AESGCM\n"
+        "print(AESGCM.__name__, isinstance(codec._ring[codec._mint_kid], rs.AESGCM))\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [
-        "True",
-        "False",
-        "False",
-        "False",
-        "Server",
-        "Client",
-        "StdioServerParameters",
-        "Tool",
-        "AsyncClient",
-    ]
+    assert out.stdout.split() == (
+        ["True", "False", "False", "False", "False"]
+        + ["False"] * 4
+        + ["Server", "Client", "StdioServerParameters", "Tool", "AsyncClient"]
+        + ["state", "True", "AESGCM", "True"]
+    )
     # Without the launcher's guards the SDK does import them: the test above is not vacuous.
     bare = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys, mcp.server.mcpserver as m; print(*(n in sys.modules for n in ('uvicorn', 'mcp.client', 'httpx2._client')))",
+            "import sys, mcp.server.mcpserver as m; print(*(n in sys.modules for n in"
+            " ('uvicorn', 'mcp.client', 'httpx2._client', 'cryptography')))",
         ],
         capture_output=True,
         text=True,
         env=env,
         timeout=120,
     )
-    assert bare.stdout.split() == ["True", "True", "True"], bare.stderr
+    assert bare.stdout.split() == ["True", "True", "True", "True"], bare.stderr
 
 
 STREAMS_CHILD = """
