@@ -80,7 +80,9 @@ def build(db: Path, data: Path, n: int) -> None:
     svc.close()
 
 
-async def servers_memory(db: Path, count: int, extra_env: dict[str, str], questions: list[str]) -> dict[str, Any]:
+async def servers_memory(
+    db: Path, count: int, extra_env: dict[str, str], questions: list[str], reads: int = 1
+) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -100,9 +102,10 @@ async def servers_memory(db: Path, count: int, extra_env: dict[str, str], questi
                 Client(stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=120)
             )
             wrote = await client.call_tool("memory_write", {"content": f"Session {i} learned: {questions[i]}"})
-            read = await client.call_tool("memory_read", {"query": questions[-1 - i]})
-            if wrote.is_error or read.is_error:
-                raise RuntimeError(f"server {i}: {wrote.content or read.content}")
+            for j in range(reads):  # more than one: memory after a working session, not a first read
+                read = await client.call_tool("memory_read", {"query": questions[-1 - i - j * count]})
+                if wrote.is_error or read.is_error:
+                    raise RuntimeError(f"server {i}: {wrote.content or read.content}")
         time.sleep(0.5)  # background threads settle (consolidation is off; warm-up is done)
         per = {pid: _proc_memory(pid) for pid in _servers()}
     ordered = sorted(per.values(), key=lambda m: -m["VmRSS"])  # the model's host first
@@ -153,9 +156,10 @@ def run(
     store: Path | None = None,
     texts: int = 500,
     configs: Sequence[str] = tuple(CONFIGS),
+    reads: int = 1,
 ) -> dict[str, Any]:
     questions = [q.question for conv in load_locomo(data) for q in conv.questions]
-    out: dict[str, Any] = {"memories": memories, "configs": {}}
+    out: dict[str, Any] = {"memories": memories, "reads": reads, "configs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "sessions.db"
         if store:
@@ -168,7 +172,7 @@ def run(
             env = CONFIGS[label]
             rows = out["configs"][label] = {}
             for count in counts:
-                rows[count] = asyncio.run(servers_memory(db, count, env, questions))
+                rows[count] = asyncio.run(servers_memory(db, count, env, questions, reads))
                 print(f"{label}, {count} servers: {json.dumps(rows[count])}", file=sys.stderr, flush=True)
     out["embeddings"] = embedding_agreement(data, texts)
     return out
@@ -185,7 +189,7 @@ def _further_own(row: dict[str, Any]) -> str:
 def report(result: dict[str, Any]) -> str:
     lines = [
         f"Resident memory of MCP servers on one store of {result['memories']} memories, each after a write"
-        " and a read (MB):",
+        f" and {result.get('reads', 1)} read(s) (MB):",
         "| | servers | sum of RSS | sum of PSS | PSS per further server | a further server's own PSS / private"
         " (mean) | PSS per further server, the client's included | largest peak RSS |",
         "|---|---|---|---|---|---|---|---|",
@@ -218,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--store", type=Path, help="a copy of this store (of --memories memories) instead of building one")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--quick", action="store_true", help="CI size: 2 servers on 20 memories, 40 texts compared")
+    ap.add_argument("--reads", type=int, default=1, help="memory_read calls per server (different questions)")
     ap.add_argument("--now-only", action="store_true", help="only today's defaults, not the float32 model per server")
     args = ap.parse_args(argv)
     if args.quick:
@@ -225,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         configs = [label for label in CONFIGS if label.startswith("now")] if args.now_only else list(CONFIGS)
         counts = [int(c) for c in args.counts.split(",")]
-        result = run(args.data, args.memories, counts, args.store, configs=configs)
+        result = run(args.data, args.memories, counts, args.store, configs=configs, reads=args.reads)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(report(result))
