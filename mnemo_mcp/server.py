@@ -59,9 +59,6 @@ class AppState:
                 return
 
             def run() -> None:
-                from .lean import keep_large_allocations_apart
-
-                keep_large_allocations_apart()  # before the store and the model allocate
                 self.open()
                 if self.service is None:
                     from .hooks import channel
