@@ -70,8 +70,28 @@ def _is_probe(message: Any) -> bool:
     return meta.get("io.modelcontextprotocol/protocolVersion") in MODERN_VERSIONS
 
 
+_held: list[bytes] = []  # the first message, when it was not the probe: the next reader's
+
+
+def take_held() -> bytes:
+    """The first message read here and not answered, for the reader of stdin to take first
+    (stdio.streams feeds it to its reader); empty when there is none."""
+    line = b"".join(_held)
+    _held.clear()
+    return line
+
+
+def hand_back_held(fd: int = 0) -> None:
+    """For a reader that reads `fd` itself (the SDK's own stdio transport): the held message put
+    back in front of the stream."""
+    line = take_held()
+    if line:
+        _hand_back(line, fd)
+
+
 def _hand_back(line: bytes, fd: int = 0) -> None:
-    """Put `line` back in front of the rest of the stream at `fd` (a pipe fed by a thread)."""
+    """Put `line` back in front of the rest of the stream at `fd` (a pipe fed by a thread: every
+    later message then takes a hop through it, hence only where nothing can take `line` itself)."""
     read_end, write_end = os.pipe()
     source = os.dup(fd)
     os.dup2(read_end, fd)
@@ -96,8 +116,8 @@ FIRST_MESSAGE_WAIT_S = 0.5  # a client writes its first message at once; one tha
 
 def answer_early(stdin: int = 0, stdout: int = 1, wait_s: float = FIRST_MESSAGE_WAIT_S) -> bool:
     """Read the client's first message: answer it when it is the discover probe (-> True);
-    otherwise give it back to the stream for the SDK (-> False). A client that sends nothing
-    within `wait_s` is left to the SDK, nothing read."""
+    otherwise hold it for the reader of stdin (take_held, hand_back_held) (-> False). A client
+    that sends nothing within `wait_s` is left to the SDK, nothing read."""
     import select
 
     try:
@@ -116,5 +136,5 @@ def answer_early(stdin: int = 0, stdout: int = 1, wait_s: float = FIRST_MESSAGE_
         os.write(stdout, json.dumps(response, separators=(",", ":")).encode() + b"\n")
         return True
     if line:
-        _hand_back(line, stdin)
+        _held.append(line)
     return False

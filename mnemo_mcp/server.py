@@ -372,6 +372,9 @@ def serve(settings: Settings | None = None) -> None:
 
         anyio.run(_run_stdio, server)
     else:
+        from .probe import hand_back_held
+
+        hand_back_held()  # the first message, if the launcher read it: the SDK reads fd 0 itself
         server.run()
 
 

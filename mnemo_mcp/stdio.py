@@ -76,8 +76,12 @@ def _claim(fd: int, diversion: int) -> int:
 
 @asynccontextmanager
 async def streams() -> AsyncIterator[tuple[_Lines, _Out] | None]:
-    """(stdin, stdout) for `mcp.server.stdio.stdio_server`, or None where they do not apply."""
+    """(stdin, stdout) for `mcp.server.stdio.stdio_server`, or None where they do not apply.
+    A first message the launcher read and did not answer (probe.py) is the first line read."""
+    from . import probe
+
     if sys.platform == "win32" or not (_pipe_like(0) and _pipe_like(1)):
+        probe.hand_back_held()  # the SDK's transport reads fd 0 itself
         yield None
         return
     sys.stdout.flush()
@@ -102,6 +106,9 @@ async def streams() -> AsyncIterator[tuple[_Lines, _Out] | None]:
     transports: list[asyncio.BaseTransport] = []
     try:
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        held = probe.take_held()
+        if held:
+            reader.feed_data(held)
         # closefd=False: the private descriptors are ours to put back and close below.
         read_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0, closefd=False)

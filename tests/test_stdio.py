@@ -155,6 +155,47 @@ def test_the_discover_probe_is_answered_before_the_sdk_loads_exactly_as_the_sdk_
     assert early["result"]["supportedVersions"] == ["2026-07-28"]
 
 
+HELD_CHILD = """
+import asyncio, os, sys, threading
+from mnemo_mcp import probe
+from mnemo_mcp.stdio import streams
+
+print(probe.answer_early(wait_s=5.0), threading.active_count(), flush=True)
+
+async def main():
+    async with streams() as (lines, out):
+        async for line in lines:
+            await out.write("got " + line)
+            await out.flush()
+
+asyncio.run(main())
+"""
+
+
+def test_a_first_message_that_is_not_the_probe_is_read_first_by_the_transport_without_a_relay():
+    # An older client's `initialize`, read by the launcher to see whether it was the probe, is the
+    # first line the transport reads; the rest of the stream is read straight from stdin, not
+    # through a thread that copies it into a pipe (a hop for every later message).
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HELD_CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    out, err = proc.communicate(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\nsecond\nthird\n', timeout=60)
+    assert proc.returncode == 0, err
+    assert out.decode().splitlines() == [
+        "False 1",  # not the probe; no thread started
+        'got {"jsonrpc":"2.0","id":1,"method":"initialize"}',
+        "got second",
+        "got third",
+    ]
+
+
 @pytest.mark.slow
 async def test_after_the_early_probe_a_modern_client_lists_and_calls_the_tools(tmp_path):
     command, args = _command()
