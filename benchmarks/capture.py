@@ -281,6 +281,9 @@ def verdict(context: str, mine: dict[str, str], captured: set[str]) -> str:
 
 def capture_env(root: Path, db: Path, capture: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")}
+    # A setting given to the benchmark (MNEMO_FOLLOW_FLOOR=0.4 python -m benchmarks....) reaches
+    # the hooks and the server, as it would from a user's environment; the store is the run's own.
+    env |= {k: v for k, v in os.environ.items() if k.startswith("MNEMO_") and k not in ("MNEMO_DB", "MNEMO_PROJECT")}
     return env | {
         "MNEMO_DB": str(db),
         "MNEMO_HOOK_LOG": str(root / "hooks.log"),

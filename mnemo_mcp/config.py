@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 
 from . import paths
 from .core.alignment import AlignmentRule
-from .core.attribution import BLAME_FLOOR, FOLLOW_FLOOR, FULL_CREDIT
+from .core.attribution import BLAME_FLOOR, CREDIT_RATIO, FOLLOW_FLOOR, FULL_CREDIT
 from .core.dedup import MEANING_ALIKE, SYNONYMS_ALIKE, WORDS_ALIKE
 from .core.lifecycle import RetentionPolicy, TierPolicy
 from .core.recall import RecallPolicy
@@ -292,6 +292,12 @@ class Settings(BaseSettings):
     )
     full_credit: float = Field(
         FULL_CREDIT, gt=0.0, le=1.0, description="alignment from which a followed memory takes the whole outcome"
+    )
+    credit_ratio: float = Field(
+        CREDIT_RATIO,
+        ge=0.0,
+        le=1.0,
+        description="an outcome credits only the memories aligned at least this share of the best-aligned one's",
     )
 
     # Capture: cases learned from sessions without being told (hooks; no model, no LLM)

@@ -543,3 +543,35 @@ def test_a_hook_event_killed_at_any_statement_leaves_its_learning_and_its_log_bo
         killed, db = run(kill_at)
         assert killed.returncode == 9, (kill_at, killed.stderr)
         assert _state(db) in (before, after), f"killed at statement {kill_at} of {statements}: a half-done event"
+
+
+def test_an_outcome_credits_only_the_memories_aligned_close_to_the_best_aligned_one():
+    assert attribution.leading({"fix": 0.9, "wrong": 0.65, "near": 0.4}, 0.7) == {"fix", "wrong"}
+    assert attribution.leading({"fix": 0.9, "wrong": 0.4}, 0.0) == {"fix", "wrong"}
+    assert attribution.leading({}, 0.7) == set()
+
+
+@pytest.mark.parametrize("ratio, credited", [(0.7, {"fix"}), (0.0, {"fix", "wrong"})])
+def test_a_pass_does_not_credit_a_neighbour_that_only_passed_the_floor_beside_the_note_carried_out(
+    tmp_path, monkeypatch, ratio, credited
+):
+    from mnemo_mcp.service import credit
+
+    s = Settings(db=tmp_path / "m.db", project="shop", auto_consolidate=False, auto_backup=False, credit_ratio=ratio)
+    svc = MemoryService(s, HashEmbedder())
+    try:
+        ids = _ids(svc)
+        story = Story(svc)
+        story.prompt("webhook signature verification is broken")
+        story.show(list(ids.values()))
+        story.check(ok=False)
+        story.edit("fix")
+        # The edit's alignment as the hooks would have measured it: the fix carried out, the wrong
+        # note over the floor only by the subject's words.
+        monkeypatch.setattr(credit, "aligned", lambda actions: {ids["fix"]: 0.9, ids["wrong"]: 0.4})
+        result = story.check(ok=True)
+        names = {name for name, mid in ids.items() if mid in result.memory_ids}
+        assert names == credited
+        assert (valence(svc, ids["wrong"]) > 0) == ("wrong" in credited)
+    finally:
+        svc.close()
