@@ -199,6 +199,19 @@ def read(path: str, mapped: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, 
     return header, out
 
 
+def view(header: dict[str, Any], name: str) -> np.ndarray | None:
+    """Array `name` of a snapshot read-only, as its file holds it (pages shared with every process
+    that maps it); None when the file is gone."""
+    import numpy as np
+
+    dtype, offset, shape = header["arrays"][name]
+    try:
+        return np.memmap(header["path"], dtype=dtype, mode="r", offset=header["start"] + offset, shape=tuple(shape))
+    except (OSError, ValueError) as err:
+        log.debug("vector snapshot %s: no view of %s: %s", header["path"], name, err)
+        return None
+
+
 def overwrite_rows(header: dict[str, Any], name: str, rows: dict[int, bytes]) -> None:
     """Write these rows of array `name` into the snapshot's file itself: a memory deleted since
     leaves no copy of its vector there (the database zeroes freed pages: secure_delete), and a
