@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,59 @@ def test_memories_from_before_quarantine_are_judged_by_consolidation(svc):
     assert svc.quality(mid).quarantine is None
     svc.consolidate()
     assert svc.quality(mid).quarantine["reason"] == "override" and svc.quality(mid).provenance["by"] == "unknown"
+
+
+def test_notes_are_judged_again_outside_any_transaction_so_reads_are_not_held_meanwhile(svc, monkeypatch):
+    from mnemo_mcp.service import trust
+
+    ids = [svc.write(f"Redis note {i}: the cache listens on 638{i} locally.").id for i in range(3)]
+    for mid in ids:
+        svc.store.update(mid, provenance={})  # judged by no detector yet
+    open_transactions = [0]
+    for kind in ("read", "write"):
+        begin = getattr(svc.store.db, kind)
+
+        @contextmanager
+        def counted(*args, _begin=begin, **kwargs):
+            open_transactions[0] += 1
+            try:
+                with _begin(*args, **kwargs) as conn:
+                    yield conn
+            finally:
+                open_transactions[0] -= 1
+
+        monkeypatch.setattr(svc.store.db, kind, counted)
+    seen: list[int] = []
+    judge = trust.quarantine_for
+
+    def judging(*args, **kwargs):
+        seen.append(open_transactions[0])  # a transaction held here would hold every read
+        return judge(*args, **kwargs)
+
+    monkeypatch.setattr(trust, "quarantine_for", judging)
+    svc.consolidate()
+    assert seen == [0, 0, 0]
+    assert all(svc.quality(mid).provenance["judged"] == injection.VERSION for mid in ids)
+
+
+def test_a_note_changed_while_it_was_being_judged_keeps_no_stale_verdict(svc, monkeypatch):
+    from mnemo_mcp.service import trust
+
+    mid = svc.write("Redis listens on 6380 locally.").id
+    svc.store.update(mid, provenance={})
+    judge = trust.quarantine_for
+    edits = [HOSTILE]
+
+    def judging(content, *args, **kwargs):
+        if edits:  # the text changes (another process edits it) after it was read for judging
+            with svc.store.db.write():
+                svc.store.update(mid, content=edits.pop())
+        return judge(content, *args, **kwargs)
+
+    monkeypatch.setattr(trust, "quarantine_for", judging)
+    svc.consolidate()  # the verdict on the old text is dropped; the next page judges the new one
+    assert svc.quality(mid).quarantine["reason"] == "override"
+    assert svc.quality(mid).provenance["judged"] == injection.VERSION
 
 
 def test_secrets_are_masked_when_shown_whatever_was_allowed_at_write(tmp_path):
