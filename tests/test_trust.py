@@ -208,6 +208,27 @@ def test_a_note_changed_while_it_was_being_judged_keeps_no_stale_verdict(svc, mo
     assert svc.quality(mid).provenance["judged"] == injection.VERSION
 
 
+def test_a_note_changed_while_a_hook_judged_it_is_not_shown_that_time(svc, monkeypatch):
+    from mnemo_mcp.service import trust
+
+    mid = svc.write("Redis listens on 6380 locally.").id
+    svc.store.update(mid, provenance={})
+    judge = trust.quarantine_for
+    edits = [HOSTILE]
+
+    def judging(content, *args, **kwargs):
+        if edits:
+            with svc.store.db.write():
+                svc.store.update(mid, content=edits.pop())
+        return judge(content, *args, **kwargs)
+
+    monkeypatch.setattr(trust, "quarantine_for", judging)
+    assert svc.judge_shown([mid]) == {mid}  # judged from the old text: withheld, not trusted
+    assert not svc.quality(mid).provenance.get("judged")  # and no verdict written for the new text
+    assert svc.judge_shown([mid]) == {mid}  # the new text, judged: hostile
+    assert svc.quality(mid).quarantine["reason"] == "override"
+
+
 def test_secrets_are_masked_when_shown_whatever_was_allowed_at_write(tmp_path):
     svc = MemoryService(
         Settings(db=tmp_path / "s.db", secrets="allow", auto_consolidate=False, auto_backup=False), HashEmbedder()

@@ -168,8 +168,14 @@ class Trust(Part):
         stale = [r for r in rows.values() if (r.get("provenance") or {}).get("judged", 0) < injection.VERSION]
         if stale:
             stamp, hosts = iso(now or self.clock()), tuple(self.settings.trusted_hosts)
+            verdicts = [(row, rejudged(row, stamp, hosts)) for row in stale]  # outside the lock, as above
             with self.store.db.write():
-                for row in stale:
-                    row.update(rejudged(row, stamp, hosts))
-                    self.store.update(row["id"], provenance=row["provenance"], quarantine=row["quarantine"])
+                current = self.store.rows_by_ids([row["id"] for row in stale])
+                for row, fields in verdicts:
+                    now_row = current.get(row["id"])
+                    if now_row is not None and all(now_row.get(k) == row.get(k) for k in JUDGED_FROM):
+                        self.store.update(row["id"], **fields)
+                        row.update(fields)
+                    else:  # changed meanwhile, unjudged: not shown this time (the next showing judges it)
+                        row["quarantine"] = row.get("quarantine") or {"reason": "changed while judged"}
         return {mid for mid, r in rows.items() if r.get("quarantine")}
