@@ -188,27 +188,9 @@ def test_notes_are_judged_again_outside_any_transaction_so_reads_are_not_held_me
     assert all(svc.quality(mid).provenance["judged"] == injection.VERSION for mid in ids)
 
 
-def test_a_note_changed_while_it_was_being_judged_keeps_no_stale_verdict(svc, monkeypatch):
-    from mnemo_mcp.service import trust
-
-    mid = svc.write("Redis listens on 6380 locally.").id
-    svc.store.update(mid, provenance={})
-    judge = trust.quarantine_for
-    edits = [HOSTILE]
-
-    def judging(content, *args, **kwargs):
-        if edits:  # the text changes (another process edits it) after it was read for judging
-            with svc.store.db.write():
-                svc.store.update(mid, content=edits.pop())
-        return judge(content, *args, **kwargs)
-
-    monkeypatch.setattr(trust, "quarantine_for", judging)
-    svc.consolidate()  # the verdict on the old text is dropped; the next page judges the new one
-    assert svc.quality(mid).quarantine["reason"] == "override"
-    assert svc.quality(mid).provenance["judged"] == injection.VERSION
-
-
-def test_a_note_changed_while_a_hook_judged_it_is_not_shown_that_time(svc, monkeypatch):
+def _edited_while_judged(svc, monkeypatch) -> str:
+    """A benign note judged by no detector yet, whose text another process changes to a hostile
+    one right after it was read for judging (the first judgement only). -> its id."""
     from mnemo_mcp.service import trust
 
     mid = svc.write("Redis listens on 6380 locally.").id
@@ -223,6 +205,18 @@ def test_a_note_changed_while_a_hook_judged_it_is_not_shown_that_time(svc, monke
         return judge(content, *args, **kwargs)
 
     monkeypatch.setattr(trust, "quarantine_for", judging)
+    return mid
+
+
+def test_a_note_changed_while_it_was_being_judged_keeps_no_stale_verdict(svc, monkeypatch):
+    mid = _edited_while_judged(svc, monkeypatch)
+    svc.consolidate()  # the verdict on the old text is dropped; the next page judges the new one
+    assert svc.quality(mid).quarantine["reason"] == "override"
+    assert svc.quality(mid).provenance["judged"] == injection.VERSION
+
+
+def test_a_note_changed_while_a_hook_judged_it_is_not_shown_that_time(svc, monkeypatch):
+    mid = _edited_while_judged(svc, monkeypatch)
     assert svc.judge_shown([mid]) == {mid}  # judged from the old text: withheld, not trusted
     assert not svc.quality(mid).provenance.get("judged")  # and no verdict written for the new text
     assert svc.judge_shown([mid]) == {mid}  # the new text, judged: hostile
