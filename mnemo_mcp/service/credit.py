@@ -66,9 +66,8 @@ class Crediting(Part):
             m: attribution.share(a, outcome, s.follow_floor, s.blame_floor, s.full_credit) for m, a in aligned.items()
         }
         shares = {m: c for m, c in shares.items() if c > 0}
-        if len(shares) > 1 and s.credit_ratio > 0:
-            ahead = attribution.leading({m: aligned[m] for m in shares}, s.credit_ratio)
-            shares = {m: c for m, c in shares.items() if m in ahead}
+        ahead = attribution.leading({m: aligned[m] for m in shares}, s.credit_ratio)
+        shares = {m: c for m, c in shares.items() if m in ahead}
         if outcome > 0 and shares:
             against = refuted(u.events, carried)
             shares = {m: c for m, c in shares.items() if m not in against}

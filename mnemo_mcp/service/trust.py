@@ -144,21 +144,29 @@ class Trust(Part):
         judging lasted). The verdicts are then written in one short transaction, each only if
         what it was judged from (text, quarantine, provenance) is still what the store holds; a
         note changed meanwhile stays for the next page."""
-        stamp = iso(now or self.clock())
-        hosts = tuple(self.settings.trusted_hosts)
         with self.store.db.read():
             rows = self.store.unjudged(injection.VERSION, limit)
+        self._rejudge(rows, now)
+        return len(rows)
+
+    def _rejudge(self, rows: list[dict[str, Any]], now: datetime | None) -> dict[str, dict[str, Any]]:
+        """Judge `rows` with the current detector outside any transaction, then write, in one
+        short transaction, each verdict whose note is still what it was judged from
+        (JUDGED_FROM). -> memory id -> the fields written; a note changed meanwhile is left out."""
+        stamp, hosts = iso(now or self.clock()), tuple(self.settings.trusted_hosts)
         verdicts = []
         for row in rows:
             verdicts.append((row, rejudged(row, stamp, hosts)))
             time.sleep(0)  # the interpreter to a waiting request at once, not after its 5 ms slice
+        written: dict[str, dict[str, Any]] = {}
         with self.store.db.write():
             current = self.store.rows_by_ids([row["id"] for row, _ in verdicts])
             for row, fields in verdicts:
                 now_row = current.get(row["id"])
                 if now_row is not None and all(now_row.get(k) == row.get(k) for k in JUDGED_FROM):
                     self.store.update(row["id"], **fields)
-        return len(rows)
+                    written[row["id"]] = fields
+        return written
 
     def judge_shown(self, memory_ids: list[str], *, now: datetime | None = None) -> set[str]:
         """Before the hooks show these memories: judge any the current detector has not seen,
@@ -167,15 +175,10 @@ class Trust(Part):
             rows = self.store.rows_by_ids(memory_ids)
         stale = [r for r in rows.values() if (r.get("provenance") or {}).get("judged", 0) < injection.VERSION]
         if stale:
-            stamp, hosts = iso(now or self.clock()), tuple(self.settings.trusted_hosts)
-            verdicts = [(row, rejudged(row, stamp, hosts)) for row in stale]  # outside the lock, as above
-            with self.store.db.write():
-                current = self.store.rows_by_ids([row["id"] for row in stale])
-                for row, fields in verdicts:
-                    now_row = current.get(row["id"])
-                    if now_row is not None and all(now_row.get(k) == row.get(k) for k in JUDGED_FROM):
-                        self.store.update(row["id"], **fields)
-                        row.update(fields)
-                    else:  # changed meanwhile, unjudged: not shown this time (the next showing judges it)
-                        row["quarantine"] = row.get("quarantine") or {"reason": "changed while judged"}
+            written = self._rejudge(stale, now)
+            for row in stale:
+                if row["id"] in written:
+                    row.update(written[row["id"]])
+                else:  # changed meanwhile, unjudged: not shown this time (the next showing judges it)
+                    row["quarantine"] = row.get("quarantine") or {"reason": "changed while judged"}
         return {mid for mid, r in rows.items() if r.get("quarantine")}
