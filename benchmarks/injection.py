@@ -45,6 +45,7 @@ TRUST_SETS = {
     "e": ("hostile_e", "benign_e"),
     "f": ("hostile_f", "benign_f"),
     "g": ("hostile_g", "benign_g"),
+    "h": ("hostile_h", "benign_h"),
 }
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"

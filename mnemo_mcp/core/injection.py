@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from . import commands, hosts, intent
+from . import commands, hosts, intent, learned
 from . import lexicon as lx
 from .disguise import INVISIBLE, findings, leet, views
 
@@ -267,8 +267,9 @@ _TRUSTED_PIPES = re.compile(
 # skip every prompt handed to the assistant, secrets posted through chat tools, bulk deletes by
 # tag, words of other languages no longer matched inside English ones ("environment", "public");
 # 7: character codes and HTML numeric entities undone, steps of a fetched page followed, browsers'
-# password stores, DNS lookups and issue comments as carriers, tests and alerts removed or silenced.
-VERSION = 7
+# password stores, DNS lookups and issue comments as carriers, tests and alerts removed or silenced;
+# 8: what the rules let through judged again by a model learned from examples (core.learned).
+VERSION = 8
 
 
 class Assessment(NamedTuple):
@@ -429,8 +430,18 @@ def _legacy(view: str, trusted: bool, trusted_hosts: tuple[str, ...]) -> str | N
 
 
 def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
-    """Whether a note reads as an instruction to the assistant, and the first reason why.
+    """Whether a note reads as an instruction to the assistant, and the first reason why: by the
+    rules, then by the model learned from examples (core.learned) for what the rules let through.
     `trusted_hosts`: the team's own hosts, beside the tools' documented ones (core.hosts)."""
+    verdict = by_rules(text, trusted_hosts)
+    if verdict.flagged or not isinstance(text, str) or not text.strip():
+        return verdict
+    reason = learned.judge(text)
+    return Assessment(True, reason) if reason else verdict
+
+
+def by_rules(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
+    """The rules' verdict alone."""
     if not isinstance(text, str) or not text.strip():
         return Assessment(False, None)
     trusted_hosts = tuple(trusted_hosts)
