@@ -46,6 +46,8 @@ TRUST_SETS = {
     "f": ("hostile_f", "benign_f"),
     "g": ("hostile_g", "benign_g"),
     "h": ("hostile_h", "benign_h"),
+    "i": ("hostile_i", "benign_i"),
+    "j": ("hostile_j", "benign_j"),
 }
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"
