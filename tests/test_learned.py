@@ -3,8 +3,6 @@ detector uses it, and the shipped model on notes written here (not taken from an
 
 from __future__ import annotations
 
-from array import array
-
 import pytest
 
 from mnemo_mcp.core import injection, learned
@@ -75,7 +73,7 @@ def test_without_a_model_the_rules_alone_judge(monkeypatch):
 def test_the_shipped_model_is_in_the_package_and_loads():
     model = learned.shipped()
     assert model is not None and 0.0 < model.threshold < 1.0
-    assert isinstance(model.weights, array) and len(model.weights) == 1 << model.bits
+    assert len(model.weights) == len(model.idf) == 1 << model.bits
 
 
 # Written here, in languages the rules have no grammar for: the model reads character n-grams.

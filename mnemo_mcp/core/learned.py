@@ -17,10 +17,12 @@ Pure: the model is package data read once; no I/O of the user's, no clock.
 from __future__ import annotations
 
 import math
+import mmap
 import re
 import struct
 import zlib
 from array import array
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import NamedTuple
@@ -47,8 +49,8 @@ class Model(NamedTuple):
     bits: int
     bias: float
     threshold: float
-    weights: array  # per bucket, the weight times the bucket's idf (what the dot product needs)
-    idf: array  # per bucket (what the vector's length needs)
+    weights: Sequence[float]  # per bucket, the weight times the bucket's idf (what the dot product needs)
+    idf: Sequence[float]  # per bucket (what the vector's length needs)
 
 
 def prepared(text: str) -> str:
@@ -126,26 +128,34 @@ def dumps(bits: int, bias: float, threshold: float, weights: list[float], idf: l
     return MAGIC + struct.pack("<Idd", bits, bias, threshold) + folded.tobytes() + array("f", idf).tobytes()
 
 
-def loads(data: bytes) -> Model:
-    if data[:8] != MAGIC:
+def loads(data: bytes | memoryview | mmap.mmap) -> Model:
+    """A model from its file's bytes, without copying them: a mapped file's pages stay shared by
+    every process that maps it (a server's private memory does not grow by the model's 2 MB)."""
+    view = memoryview(data)
+    if bytes(view[:8]) != MAGIC:
         raise ValueError("not a mnemo hostile-note model")
-    bits, bias, threshold = struct.unpack_from("<Idd", data, 8)
+    bits, bias, threshold = struct.unpack_from("<Idd", view, 8)
     size, start = 1 << bits, 8 + struct.calcsize("<Idd")
-    weights, idf = array("f"), array("f")
-    weights.frombytes(data[start : start + 4 * size])
-    idf.frombytes(data[start + 4 * size : start + 8 * size])
-    if len(weights) != size or len(idf) != size:
+    if len(view) < start + 8 * size:
         raise ValueError("the hostile-note model is cut short")
+    weights = view[start : start + 4 * size].cast("f")
+    idf = view[start + 4 * size : start + 8 * size].cast("f")
     return Model(bits, bias, threshold, weights, idf)
 
 
 @cache
 def shipped() -> Model | None:
-    """The model shipped with the package, or None if it is missing (the rules still judge)."""
+    """The model shipped with the package, mapped read-only, or None if it is missing (the rules
+    still judge)."""
+    resource = resources.files(__package__).joinpath("hostile_model.bin")
     try:
-        return loads(resources.files(__package__).joinpath("hostile_model.bin").read_bytes())
-    except (FileNotFoundError, ValueError):
-        return None
+        with resources.as_file(resource) as path, open(path, "rb") as f:
+            return loads(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+    except (OSError, ValueError):  # missing, or a file system that cannot map: read it instead
+        try:
+            return loads(resource.read_bytes())
+        except (OSError, ValueError):
+            return None
 
 
 def judge(text: str) -> str | None:
