@@ -90,6 +90,7 @@ class Features:
     """Sparse rows of hashed sublinear term frequencies, one per text, computed once."""
 
     def __init__(self, texts: list[str]):
+        self.index = {t: i for i, t in enumerate(texts)}
         self.rows, self.cols, self.tf = [], [], []
         for i, text in enumerate(texts):
             for j, tf in learned.hashed(text, BITS).items():
@@ -143,7 +144,9 @@ def fit(x: Features, y: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.
     return w, idf, b
 
 
-def train(notes: list[dict], ordinary: list[str], cache: dict[str, Features]) -> learned.Model:
+def train(notes: list[dict], ordinary: list[str], every: Features, threshold: float) -> bytes:
+    """The model file (learned.dumps) for these notes and ordinary texts; `every` holds the
+    features of every text, in the order `Features.index` gives."""
     texts = [r["content"] for r in notes] + ordinary
     y = np.array([r["label"] == "hostile" for r in notes] + [False] * len(ordinary), dtype=float)
     hostile, benign = y[: len(notes)].sum(), len(notes) - y[: len(notes)].sum()
@@ -151,18 +154,8 @@ def train(notes: list[dict], ordinary: list[str], cache: dict[str, Features]) ->
         [0.5 * len(notes) / (hostile if r["label"] == "hostile" else benign) for r in notes]
         + [ORDINARY_WEIGHT * 0.5 * len(notes) / benign] * len(ordinary)
     )
-    x = _features(texts, cache)
-    w, idf, b = fit(x, y, weight)
-    return learned.Model(BITS, float(b), 0.5, (w * idf).astype(np.float32), idf.astype(np.float32))
-
-
-def _features(texts: list[str], cache: dict[str, Features]) -> Features:
-    key = "all"
-    if key not in cache:
-        cache[key] = Features(cache["texts"])
-        cache["index"] = {t: i for i, t in enumerate(cache["texts"])}
-    index = cache["index"]
-    return cache[key].subset(np.array([index[t] for t in texts]))
+    w, idf, b = fit(every.subset(np.array([every.index[t] for t in texts])), y, weight)
+    return learned.dumps(BITS, float(b), threshold, list(w), list(idf))
 
 
 def scores(model: learned.Model, texts: list[str]) -> np.ndarray:
@@ -192,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     notes = corpus()
     ordinary, ordinary_check = ordinary_texts()
     flags = {r["id"]: injection.by_rules(r["content"]).flagged for r in notes}
-    cache: dict = {"texts": [r["content"] for r in notes] + ordinary}
+    every = Features([r["content"] for r in notes] + ordinary)
     sets = sorted({r["set"] for r in notes})
     tune = [r for r in notes if r["split"] == "tune"]
 
@@ -200,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     held: dict[str, list] = {"tune": [], "test": []}
     p: dict[str, list] = {"tune": [], "test": []}
     for s in sets:
-        model = train([r for r in tune if r["set"] != s], ordinary, cache)
+        model = learned.loads(train([r for r in tune if r["set"] != s], ordinary, every, 0.5))
         for split in held:
             part = [r for r in notes if r["split"] == split and r["set"] == s]
             held[split] += part
@@ -211,7 +204,8 @@ def main(argv: list[str] | None = None) -> None:
         for t in THRESHOLDS:
             print("  " + _line(f"{split} parts, rules + model at {t}", rates(held[split], ps, flags, t)))
 
-    model = train(tune, ordinary, cache)
+    shipped = train(tune, ordinary, every, args.threshold)
+    model = learned.loads(shipped)
     test = [r for r in notes if r["split"] == "test"]
     p = scores(model, [r["content"] for r in test])
     po = scores(model, ordinary_check)
@@ -224,9 +218,7 @@ def main(argv: list[str] | None = None) -> None:
             extra += f"; LoCoMo turns flagged {int((pl >= t).sum())}/{len(pl)}"
         print("  " + _line(f"rules + model at {t}", rates(test, p, flags, t)) + extra)
     if args.write:
-        idf = np.asarray(model.idf, dtype=np.float64)
-        weights = np.divide(np.asarray(model.weights, dtype=np.float64), idf, out=np.zeros_like(idf), where=idf > 0)
-        OUT.write_bytes(learned.dumps(BITS, model.bias, args.threshold, list(weights), list(idf)))
+        OUT.write_bytes(shipped)
         print(f"wrote {OUT} ({OUT.stat().st_size} bytes), threshold {args.threshold}")
 
 
