@@ -191,15 +191,15 @@ def main(argv: list[str] | None = None) -> None:
 
     print("Leave one set out (trained on the other sets' tune parts and the ordinary texts):")
     held: dict[str, list] = {"tune": [], "test": []}
-    p: dict[str, list] = {"tune": [], "test": []}
+    held_scores: dict[str, list] = {"tune": [], "test": []}
     for s in sets:
         model = learned.loads(train([r for r in tune if r["set"] != s], ordinary, every, 0.5))
         for split in held:
             part = [r for r in notes if r["split"] == split and r["set"] == s]
             held[split] += part
-            p[split] += list(scores(model, [r["content"] for r in part]))
+            held_scores[split] += list(scores(model, [r["content"] for r in part]))
     for split in held:
-        ps = np.array(p[split])
+        ps = np.array(held_scores[split])
         print("  " + _line(f"{split} parts, rules alone", rates(held[split], ps, flags, 2.0)))
         for t in THRESHOLDS:
             print("  " + _line(f"{split} parts, rules + model at {t}", rates(held[split], ps, flags, t)))

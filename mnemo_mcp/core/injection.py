@@ -434,7 +434,7 @@ def assess(text: str, trusted_hosts: Iterable[str] = ()) -> Assessment:
     rules, then by the model learned from examples (core.learned) for what the rules let through.
     `trusted_hosts`: the team's own hosts, beside the tools' documented ones (core.hosts)."""
     verdict = by_rules(text, trusted_hosts)
-    if verdict.flagged or not isinstance(text, str) or not text.strip():
+    if verdict.flagged or not isinstance(text, str):  # an empty text is too short for the model
         return verdict
     reason = learned.judge(text)
     return Assessment(True, reason) if reason else verdict
