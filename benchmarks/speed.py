@@ -4,7 +4,9 @@
 
 Memories are LoCoMo turns ("Speaker: text"), repeated with a variation marker to reach N; queries
 are LoCoMo questions. Everything runs through the project's own code: `MemoryService` with the
-real default embedder, and the real `mnemo-mcp` command over stdio with the official client.
+real default embedder, and the real `mnemo-mcp` command over stdio with the official client
+and with a bare line client (the server's and the transport's cost alone, without the Python
+client's own validation of each result).
 The floor is what any read must do: embed the query and run a raw sqlite-vec KNN on the same
 vectors; each timed read is followed by a floor with the same query, so both see the same load,
 and `read / floor` says what ranking, keyword search and recording add on top. Also measured:
@@ -239,6 +241,77 @@ async def _stdio(db: Path, queries: list[str], reads: int, rng: random.Random, e
     }
 
 
+class _LineClient:
+    """A JSON-RPC client over the server's stdio that does nothing but write a line and read its
+    answer: what a read costs the server and the transport, without the Python SDK client's own
+    work (pydantic models, checking the result against the output schema with jsonschema: about
+    a millisecond a read on its own, which another client, such as Claude Code's, does not pay)."""
+
+    def __init__(self, command: str, args: list[str], env: dict[str, str]):
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        self.last = 0
+
+    def call(self, method: str, params: dict[str, Any], *, notify: bool = False) -> dict[str, Any] | None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self.last += 1
+            msg["id"] = self.last
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.proc.stdin.flush()
+        while not notify:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its stdout")
+            answer = json.loads(line)
+            if answer.get("id") == self.last:
+                return answer
+        return None
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _stdio_bare(db: Path, queries: list[str], reads: int, rng: random.Random, embedder) -> dict[str, float]:
+    """memory_read over stdio with `_LineClient`, each followed by the floor for the same query."""
+    command, args = _server_command()
+    floor_svc = MemoryService(Settings(db=db, auto_consolidate=False, auto_backup=False), embedder)
+    client = _LineClient(command, args, _server_env(db))
+    try:
+        client.call(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        )
+        client.call("notifications/initialized", {}, notify=True)
+        lat, floor = [], []
+        for i in range(reads + 1):
+            q = rng.choice(queries)
+            t = time.perf_counter()
+            answer = client.call("tools/call", {"name": "memory_read", "arguments": {"query": q, "top_k": 10}})
+            took = (time.perf_counter() - t) * 1000
+            result = (answer or {}).get("result") or {}
+            assert result and not result.get("isError"), answer
+            t = time.perf_counter()
+            floor_svc.store.scan_knn(embedder.embed_query(q), 100)
+            if i:  # the first read loads the model
+                lat.append(took)
+                floor.append((time.perf_counter() - t) * 1000)
+    finally:
+        client.close()
+        floor_svc.close()
+    return {
+        "stdio_bare_read_p50_ms": percentile(lat, 0.5),
+        "stdio_bare_read_p95_ms": percentile(lat, 0.95),
+        "stdio_bare_floor_p50_ms": percentile(floor, 0.5),
+    }
+
+
 def run(
     data: Path, sizes: Sequence[int], reads: int, singles: int, seed: int, startups: int, stores: Path | None = None
 ) -> dict[str, Any]:
@@ -265,6 +338,8 @@ def run(
             row |= service_figures(db, embedder, qs, reads, singles, rng)
             row |= asyncio.run(_stdio(db, qs, reads, rng, embedder))
             row["stdio_over_floor"] = row["stdio_read_p50_ms"] / row.get("stdio_floor_p50_ms", row["floor_p50_ms"])
+            row |= _stdio_bare(db, qs, reads, rng, embedder)
+            row["stdio_bare_over_floor"] = row["stdio_bare_read_p50_ms"] / row["stdio_bare_floor_p50_ms"]
             row |= asyncio.run(_startup(db, startups))
             if "server_peak_rss_mb" not in row:  # no /proc: the largest child so far (sizes grow)
                 row["server_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -280,7 +355,8 @@ def run(
 
 HEADER = (
     f"{'N':>7} {'read p50':>9} {'p95':>7} {'floor':>7} {'ratio':>6} {'stdio p50':>10} {'p95':>7} {'ratio':>6} "
-    f"{'R@10':>5} {'R@100':>6} {'write':>7} {'batch/s':>8} {'init':>6} {'bare':>6} {'ratio':>6} {'1st read':>9} "
+    f"{'bare cl.':>9} {'ratio':>6} {'R@10':>5} {'R@100':>6} {'write':>7} {'batch/s':>8} {'init':>6} {'bare':>6} "
+    f"{'ratio':>6} {'1st read':>9} "
     f"{'RSS MB':>7} {'DB MB':>7} {'consol.':>8}"
 )
 
@@ -289,7 +365,8 @@ def format_row(r: dict[str, Any]) -> str:
     return (
         f"{r['n']:>7} {r['read_p50_ms']:>7.1f}ms {r['read_p95_ms']:>5.1f}ms {r['floor_p50_ms']:>5.1f}ms "
         f"{r['read_over_floor']:>6.2f} {r['stdio_read_p50_ms']:>8.1f}ms {r['stdio_read_p95_ms']:>5.1f}ms "
-        f"{r['stdio_over_floor']:>6.2f} {r['vector_recall@10']:>5.3f} {r['vector_recall@100']:>6.3f} "
+        f"{r['stdio_over_floor']:>6.2f} {r['stdio_bare_read_p50_ms']:>7.1f}ms {r['stdio_bare_over_floor']:>6.2f} "
+        f"{r['vector_recall@10']:>5.3f} {r['vector_recall@100']:>6.3f} "
         f"{r['single_write_p50_ms']:>5.1f}ms {r['batched_writes_per_s']:>8.0f} {r['initialize_ms']:>4.0f}ms "
         f"{r['bare_initialize_ms']:>4.0f}ms {r['initialize_over_bare']:>6.2f} "
         f"{r['first_read_ms']:>7.0f}ms {r['server_peak_rss_mb']:>7.0f} {r['db_bytes'] / 2**20:>7.1f} "

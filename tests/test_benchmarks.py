@@ -173,6 +173,8 @@ def test_speed_quick(tmp_path: Path) -> None:
         "first_read_ms",
         "read_over_floor",
         "stdio_over_floor",
+        "stdio_bare_read_p50_ms",
+        "stdio_bare_over_floor",
         "initialize_over_bare",
     ):
         assert row[key] > 0, key
