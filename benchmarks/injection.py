@@ -48,6 +48,7 @@ TRUST_SETS = {
     "h": ("hostile_h", "benign_h"),
     "i": ("hostile_i", "benign_i"),
     "j": ("hostile_j", "benign_j"),
+    "k": ("hostile_k", "benign_k"),
 }
 DEFAULT_OUT = Path("benchmarks/results/injection.json")
 PROJECT = "shop-api"

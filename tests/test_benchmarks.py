@@ -311,3 +311,19 @@ def test_vector_options_quick(tmp_path: Path) -> None:
     assert (
         options["memory float32"]["memory_mb"] > options["memory bits + rescore from sqlite-vec's blobs"]["memory_mb"]
     )
+
+
+def test_hostile_model_threshold_rule_takes_the_lowest_within_the_benign_budget() -> None:
+    from benchmarks.hostile_model import BENIGN_BUDGET, by_rule
+
+    assert BENIGN_BUDGET == 1.5
+    benign = [{"id": f"b{i}", "label": "benign"} for i in range(100)]
+    hostile = [{"id": f"h{i}", "label": "hostile"} for i in range(10)]
+    notes = benign + hostile
+    flags = {n["id"]: False for n in notes}
+    flags["b99"] = True  # kept out by the rules already: not the model's to count
+    # Benign scores: 5 at 0.55 (in at 0.5), 1 at 0.65 (in up to 0.6), 1 at 0.72 (in up to 0.7).
+    scores = [0.55] * 5 + [0.65, 0.72] + [0.1] * 93 + [0.95] * 10
+    assert by_rule(notes, scores, flags) == 0.7  # 0.6 adds 2 points, 0.7 adds 1
+    scores[7:9] = [0.72, 0.72]
+    assert by_rule(notes, scores, flags) == 0.75  # now 0.7 adds 3 points
