@@ -55,7 +55,9 @@ class MemoryItem(BaseModel):
     quality: float = Field(description="quality score 0..1 (0.5 = new)")
     score: float = Field(description="final ranking score: relevance plus learned signals")
     created_at: str
-    tier: str = Field("working", description="working (unproven), history (proven), pattern (consistently helpful)")
+    # The lifecycle tier, for the command line and the dashboard: never shown to the model, which
+    # read "working" beside a negative valence as "this works" (it has `outcome` in words instead).
+    tier: SkipJsonSchema[str] = Field("working", exclude=True)
     archived: bool = False
     superseded_by: str | None = Field(None, description="the memory that replaced this one")
     expanded_via: str | None = Field(None, description="reached through this associated concept, not the query's words")

@@ -217,7 +217,7 @@ async def test_memory_write_supersedes_and_memory_restore_round_trip(server):
         assert new["superseded"] == [old["id"]]
         live = await call(c, "memory_read", {"query": "where do secrets live"})
         assert [it["id"] for it in live["items"]] == [new["id"]]
-        assert live["items"][0]["tier"] == "working"
+        assert live["items"][0]["outcome"] == "new" and "tier" not in live["items"][0]  # words, not the tier
         everything = await call(c, "memory_read", {"query": "where do secrets live", "include_archived": True})
         old_item = next(it for it in everything["items"] if it["id"] == old["id"])
         assert old_item["archived"] is True and old_item["superseded_by"] == new["id"]
