@@ -33,6 +33,7 @@ BOTH_BACKENDS = {
     "test_dashboard",
     "test_concurrency",
     "test_bad_input",
+    "test_bad_input_ids",
 }
 _databases = itertools.count()
 
