@@ -244,8 +244,12 @@ class _DeferredTools(ToolManager):
             if loader is not None:
                 loader()
             pending, self._pending = self._pending, None
-            for fn, kwargs in pending or ():
-                super().add_tool(fn, **kwargs)
+            if pending:
+                from .results import CompactResults
+
+                for fn, kwargs in pending:
+                    tool = super().add_tool(fn, **kwargs)
+                    tool.fn_metadata = CompactResults.of(tool.fn_metadata)
 
     def get_tool(self, name: str):  # type: ignore[override]
         self._built()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from mcp import Client
 
@@ -106,6 +108,19 @@ async def test_memory_read_returns_ranked_items_and_read_id(server):
     keys = {"id", "content", "tags", "memory_type", "relevance", "valence", "quality", "score", "created_at"}
     assert keys <= set(r["items"][0])
     assert r["items"][0]["score"] >= r["items"][1]["score"]
+
+
+async def test_a_result_text_is_its_structured_content_as_compact_json(server):
+    # Gemini CLI hands its model the text block: no indentation to read, non-ASCII as written.
+    async with Client(server, mode="legacy") as c:
+        await call(c, "memory_write", {"content": "Après chaque édition des traductions lancer `make i18n` — ✓"})
+        for name, args in (("memory_read", {"query": "traductions i18n"}), ("memory_stats", {})):
+            r = await c.call_tool(name, args)
+            (block,) = r.content
+            assert json.loads(block.text) == r.structured_content
+            assert "\n" not in block.text and ": " not in block.text and ", " not in block.text
+            if name == "memory_read":
+                assert "édition" in block.text and "— ✓" in block.text
 
 
 async def test_memory_feedback_moves_valence_and_reorders_the_same_read(server):
