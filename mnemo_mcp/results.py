@@ -20,12 +20,8 @@ class CompactResults(FuncMetadata):
 
     @classmethod
     def of(cls, meta: FuncMetadata) -> CompactResults:
-        return cls(
-            arg_model=meta.arg_model,
-            output_schema=meta.output_schema,
-            output_model=meta.output_model,
-            wrap_output=meta.wrap_output,
-        )
+        # Every field the SDK declares, so that one it adds later is carried over too.
+        return cls(**{name: getattr(meta, name) for name in type(meta).model_fields})
 
     def convert_result(self, result: Any) -> Any:
         model = self.output_model
