@@ -60,6 +60,11 @@ def corpus() -> list[dict]:
     return rows
 
 
+def trainable(notes: list[dict]) -> list[dict]:
+    """The notes a model may learn from (tune parts) or count n-grams in: none of NOT_TRAINED's."""
+    return [r for r in notes if r["set"] not in NOT_TRAINED]
+
+
 def ordinary_texts() -> tuple[list[str], list[str]]:
     """The other data sets' texts (20 characters or more), split in two by a hash: train, check."""
     texts: set[str] = set()
@@ -210,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     notes = corpus()
     ordinary, ordinary_check = ordinary_texts()
     flags = {r["id"]: injection.by_rules(r["content"]).flagged for r in notes}
-    trained = [r for r in notes if r["set"] not in NOT_TRAINED]
+    trained = trainable(notes)
     every = Features([r["content"] for r in trained] + ordinary)
     sets = sorted({r["set"] for r in notes})
     tune = [r for r in trained if r["split"] == "tune"]

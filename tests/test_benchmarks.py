@@ -327,3 +327,13 @@ def test_hostile_model_threshold_rule_takes_the_lowest_within_the_benign_budget(
     assert by_rule(notes, scores, flags) == 0.7  # 0.6 adds 2 points, 0.7 adds 1
     scores[7:9] = [0.72, 0.72]
     assert by_rule(notes, scores, flags) == 0.75  # now 0.7 adds 3 points
+
+
+def test_hostile_model_never_reads_the_other_languages_set() -> None:
+    from benchmarks.hostile_model import NOT_TRAINED, corpus, trainable
+
+    notes = corpus()
+    assert "k" in NOT_TRAINED and any(r["set"] == "k" for r in notes)
+    kept = trainable(notes)
+    assert not any(r["set"] == "k" for r in kept)
+    assert len(kept) == sum(r["set"] != "k" for r in notes)
