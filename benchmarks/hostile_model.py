@@ -201,6 +201,13 @@ def _line(name: str, figures: tuple[int, int, int, int]) -> str:
     return f"{name}: hostile passed {passed}, benign kept out {kept}"
 
 
+def _by_set(notes: list[dict], p: np.ndarray, flags: dict[str, bool], sets: list[str], t: float) -> None:
+    """One line per set: its notes' figures at threshold `t` (p: their scores, in their order)."""
+    for s in sets:
+        idx = [i for i, r in enumerate(notes) if r["set"] == s]
+        print("    " + _line(f"set {s}", rates([notes[i] for i in idx], p[idx], flags, t)))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="write the model trained on every tune part")
@@ -237,10 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     threshold = args.threshold
     print(f"threshold: {threshold}; the rule's: {by_rule(held['tune'], held_scores['tune'], flags)}")
     print("  one set left out, test part of each set at the threshold:")
-    for s in sets:
-        idx = [i for i, r in enumerate(held["test"]) if r["set"] == s]
-        part, ps = [held["test"][i] for i in idx], np.array([held_scores["test"][i] for i in idx])
-        print("    " + _line(f"set {s}", rates(part, ps, flags, threshold)))
+    _by_set(held["test"], np.array(held_scores["test"]), flags, sets, threshold)
 
     shipped = train(tune, ordinary, every, threshold)
     model = learned.loads(shipped)
@@ -256,9 +260,7 @@ def main(argv: list[str] | None = None) -> None:
             extra += f"; LoCoMo turns flagged {int((pl >= t).sum())}/{len(pl)}"
         print("  " + _line(f"rules + model at {t}", rates(test, p, flags, t)) + extra)
     print("  as shipped, test part of each set at the threshold:")
-    for s in sets:
-        idx = [i for i, r in enumerate(test) if r["set"] == s]
-        print("    " + _line(f"set {s}", rates([test[i] for i in idx], p[idx], flags, threshold)))
+    _by_set(test, p, flags, sets, threshold)
     if args.write:
         OUT.write_bytes(shipped)
         print(f"wrote {OUT} ({OUT.stat().st_size} bytes), threshold {threshold}")
